@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs everything the project needs, idempotently, and exports the
+# environment the other scripts use. Source it:  . scripts/bootstrap.sh
+#
+#   1. Java 17 from Debian, only if `java` is missing
+#   2. a virtualenv in .venv with the pinned packages (skipped when the pins
+#      and the python_helpers package are unchanged since the last install)
+#   3. the Iceberg Spark runtime jar plus the relocated Jackson classes it
+#      lacks, in .jars/ (skipped when present)
+#
+# Environment knobs: LAKEHOUSE_VENV (virtualenv path), LAKEHOUSE_HOME
+# (warehouse + metastore + landing files), PYTHON (interpreter to use).
+set -euo pipefail
+
+LAKEHOUSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export LAKEHOUSE_ROOT
+VENV="${LAKEHOUSE_VENV:-$LAKEHOUSE_ROOT/.venv}"
+PYTHON="${PYTHON:-python3.11}"
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+    if [ ! -f /tmp/.lakehouse-apt-updated ]; then
+        as_root apt-get update -qq >&2 && touch /tmp/.lakehouse-apt-updated
+    fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >&2
+}
+
+# 1. Java ---------------------------------------------------------------
+if ! command -v java >/dev/null 2>&1; then
+    log "java not found: installing openjdk-17-jre-headless from Debian"
+    apt_install openjdk-17-jre-headless
+fi
+# jarjar relocates the Jackson classes the Iceberg runtime expects shaded
+if [ ! -f /usr/share/java/jarjar.jar ] && [ ! -f "$LAKEHOUSE_ROOT/.jars/iceberg-shaded-deps.jar" ]; then
+    log "installing jarjar (libjarjar-java) from Debian"
+    apt_install libjarjar-java
+fi
+
+# 2. virtualenv ---------------------------------------------------------
+stamp="$(cat "$LAKEHOUSE_ROOT/requirements.txt" "$LAKEHOUSE_ROOT/requirements.lock" \
+          "$LAKEHOUSE_ROOT/python_helpers/pyproject.toml" | sha256sum | cut -c1-16)"
+if [ ! -x "$VENV/bin/python" ]; then
+    command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+    log "creating virtualenv $VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+if [ "$(cat "$VENV/.lakehouse-stamp" 2>/dev/null)" != "$stamp" ]; then
+    log "installing pinned Python packages (first run takes a few minutes)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        -r "$LAKEHOUSE_ROOT/requirements.txt" -c "$LAKEHOUSE_ROOT/requirements.lock"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+        -e "$LAKEHOUSE_ROOT/python_helpers"
+    echo "$stamp" > "$VENV/.lakehouse-stamp"
+fi
+export PATH="$VENV/bin:$PATH"
+export VIRTUAL_ENV="$VENV"
+
+# 3. jars ---------------------------------------------------------------
+"$VENV/bin/python" -m lakehouse_cdc.jars --quiet
+
+# 4. environment shared by dbt and the helpers ---------------------------
+export LAKEHOUSE_HOME="${LAKEHOUSE_HOME:-$LAKEHOUSE_ROOT/.lakehouse}"
+export DBT_PROFILES_DIR="${DBT_PROFILES_DIR:-$LAKEHOUSE_ROOT/profiles}"
+export DBT_PROJECT_DIR="${DBT_PROJECT_DIR:-$LAKEHOUSE_ROOT}"
+export DO_NOT_TRACK=1
+export DBT_SEND_ANONYMOUS_USAGE_STATS=false

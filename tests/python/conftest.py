@@ -1,0 +1,60 @@
+"""One Spark session for the whole test run; each test gets its own schema.
+
+Static Spark settings (jars, catalog, warehouse) are fixed when the JVM
+starts, so isolation is by schema: every test that builds tables passes a
+fresh schema prefix to dbt.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from lakehouse_cdc import PROJECT_ROOT
+
+
+@pytest.fixture(scope="session")
+def lakehouse_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("lakehouse")
+    os.environ["LAKEHOUSE_HOME"] = str(home)
+    os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_ROOT / "profiles"))
+    os.environ["DO_NOT_TRACK"] = "1"
+    # keep shuffles small: test data is tiny
+    os.environ["LAKEHOUSE_SHUFFLE_PARTITIONS"] = "2"
+    return home
+
+
+@pytest.fixture(scope="session")
+def spark(lakehouse_home: Path):
+    from lakehouse_cdc.spark import get_spark
+
+    session = get_spark()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def schema(request: pytest.FixtureRequest) -> str:
+    """A schema prefix unique to this test (dbt adds _bronze, _silver, ...)."""
+    name = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:30].strip("_")
+    return f"t_{name}_{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def fixture_project(tmp_path: Path):
+    """Copy a project from tests/fixtures/<name> into tmp (macros stay shared)."""
+
+    def copy(name: str) -> Path:
+        src = PROJECT_ROOT / "tests" / "fixtures" / name
+        dst = tmp_path / name
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("target", "logs"))
+        text = (dst / "dbt_project.yml").read_text()
+        text = text.replace("../../../macros", str(PROJECT_ROOT / "macros"))
+        (dst / "dbt_project.yml").write_text(text)
+        return dst
+
+    return copy

@@ -1,0 +1,25 @@
+"""Lint gates: ruff over the Python helpers, sqlfluff over models and snapshots."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from lakehouse_cdc import PROJECT_ROOT
+
+
+def test_ruff_clean():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "python_helpers", "tests/python"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_sqlfluff_clean():
+    proc = subprocess.run(
+        [sys.executable, "-m", "sqlfluff", "lint", "models", "snapshots",
+         "--disable-progress-bar"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
