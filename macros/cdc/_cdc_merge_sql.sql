@@ -1,0 +1,66 @@
+{#
+    The MERGE of the changes to apply (already the last per key and newer
+    than what is stored) into the silver table. The sequence guard is
+    repeated in the MERGE so that it holds even if the table changed between
+    the selection of the changes and this statement.
+#}
+{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns) %}
+    {%- set soft = cfg['delete_mode'] == 'soft' -%}
+    {%- set keys = cfg['keys'] -%}
+    {%- set seq = cfg['sequence_by'] -%}
+    {%- set source_names = data_columns | map(attribute='name') | list -%}
+    {%- set generated = ['_cdc_loaded_at', '_cdc_run_id', 'is_deleted', 'deleted_at'] -%}
+    {#- columns the table has but this batch no longer carries: null from now on -#}
+    {%- set dropped = [] -%}
+    {%- for name in target_columns if name not in source_names and name not in generated -%}
+        {%- do dropped.append(name) -%}
+    {%- endfor -%}
+    {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
+    {%- set deleted_at = (config.get('cdc_deleted_at_column') or (config.get('meta') or {}).get('cdc_deleted_at_column')) or '_cdc_commit_ts' -%}
+    {%- set updates = [] -%}
+    {%- for name in source_names if name not in keys and name not in cfg['exclude_from_update'] -%}
+        {%- if cfg['ignore_null_updates'] and name not in bookkeeping -%}
+            {%- do updates.append('t.`' ~ name ~ '` = coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)') -%}
+        {%- else -%}
+            {%- do updates.append('t.`' ~ name ~ '` = s.`' ~ name ~ '`') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for name in dropped -%}{%- do updates.append('t.`' ~ name ~ '` = null') -%}{%- endfor -%}
+    {%- do updates.append('t._cdc_loaded_at = current_timestamp()') -%}
+    {%- do updates.append("t._cdc_run_id = '" ~ invocation_id ~ "'") -%}
+    {%- set insert_names = source_names + dropped + ['_cdc_loaded_at', '_cdc_run_id'] -%}
+    {%- set insert_values = [] -%}
+    {%- for name in source_names -%}{%- do insert_values.append('s.`' ~ name ~ '`') -%}{%- endfor -%}
+    {%- for name in dropped -%}{%- do insert_values.append('null') -%}{%- endfor -%}
+    {%- do insert_values.append('current_timestamp()') -%}
+    {%- do insert_values.append("'" ~ invocation_id ~ "'") -%}
+    {%- if soft -%}
+        {%- do insert_names.extend(['is_deleted', 'deleted_at']) -%}
+        {%- do insert_values.extend(['s._cdc_is_delete', 'case when s._cdc_is_delete then s.`' ~ deleted_at ~ '` end']) -%}
+    {%- endif -%}
+    merge into {{ target }} as t
+    using {{ changes }} as s
+    on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+    {%- if soft %}
+    when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
+        {%- for name in bookkeeping %}
+        t.`{{ name }}` = s.`{{ name }}`,
+        {%- endfor %}
+        t.is_deleted = true,
+        t.deleted_at = s.`{{ deleted_at }}`,
+        t._cdc_loaded_at = current_timestamp(),
+        t._cdc_run_id = '{{ invocation_id }}'
+    when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
+        {{ updates | join(',\n        ') }},
+        t.is_deleted = false,
+        t.deleted_at = null
+    when not matched then insert ({{ insert_names | map('tojson') | join(', ') | replace('"', '`') }})
+        values ({{ insert_values | join(', ') }})
+    {%- else %}
+    when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then delete
+    when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
+        {{ updates | join(',\n        ') }}
+    when not matched and not s._cdc_is_delete then insert ({{ insert_names | map('tojson') | join(', ') | replace('"', '`') }})
+        values ({{ insert_values | join(', ') }})
+    {%- endif %}
+{% endmacro %}

@@ -1,0 +1,120 @@
+{#
+    The change rows a CDC silver model reads from one bronze source, typed.
+
+    Use it as the import CTE of a silver model:
+        with changes as ({{ cdc_changes(source('dms_retail', 'customer_master')) }})
+
+    - On an incremental run only files not yet applied to this model are read
+      (the model's entries in cdc_file_log); the filter is on the file scan.
+    - Each source column is cast to its `data_type` from the source YAML with
+      try_cast; a value that does not cast, a missing key, an unknown
+      operation or a missing sequence sets `_cdc_reject_reason`, and
+      `_cdc_raw` keeps the row as written (JSON) for the quarantine table.
+    - Validates the model's CDC settings at compile time.
+#}
+{% macro cdc_changes(source_relation) %}
+    {%- set node = _cdc_source_node(source_relation) -%}
+    {%- if node is none -%}
+        {#- parsing: the graph is not there yet -#}
+        {{ return('select 1 as _cdc_placeholder') }}
+    {%- endif -%}
+    {%- set columns = node.columns.values() | list -%}
+    {%- set produced = ['_cdc_phase', '_cdc_op', '_cdc_commit_ts', '_cdc_change_seq', '_cdc_file',
+                        '_cdc_file_modified_at', '_cdc_row'] + (columns | map(attribute='name') | list) -%}
+    {%- set cfg = cdc_config(check_columns=none) if config.get('incremental_strategy') == 'cdc_merge' else none -%}
+    {%- if cfg is not none -%}
+        {#- the model may rename or derive columns: only sequence columns must come from here -#}
+        {%- for column in cfg['sequence_by'] -%}
+            {%- if column not in produced -%}
+                {%- do exceptions.raise_compiler_error(
+                    "model '" ~ model.name ~ "': cdc_sequence_by names column '" ~ column ~ "', which "
+                    ~ "cdc_changes() does not produce (it produces " ~ produced | join(', ')
+                    ~ "). Fix cdc_sequence_by in its config().") -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set key_columns = [] -%}
+    {%- if cfg is not none -%}
+        {%- for key in cfg['keys'] if key in produced -%}{%- do key_columns.append(key) -%}{%- endfor -%}
+    {%- endif -%}
+    {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
+    {%- set file_filter = _cdc_unapplied_files_filter(cfg) if is_incremental() else none -%}
+    {%- set typed = {} -%}
+    {%- for column in columns -%}
+        {%- do typed.update({column.name: column.data_type or 'string'}) -%}
+    {%- endfor %}
+    select
+        _cdc_phase,
+        _cdc_op,
+        _cdc_commit_ts,
+        _cdc_change_seq,
+        _cdc_file,
+        _cdc_file_modified_at,
+        _cdc_row,
+        {%- for name in typed %}
+        `{{ name }}`,
+        {%- endfor %}
+        _cdc_reject_reason,
+        case when _cdc_reject_reason is not null then to_json(named_struct(
+            {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
+            '{{ column }}', _raw_{{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        )) end as _cdc_raw
+    from (
+        select
+            _cdc_phase,
+            _cdc_op,
+            try_cast(_cdc_commit_ts as timestamp) as _cdc_commit_ts,
+            case
+                when _cdc_phase = 0 then coalesce(try_cast(_cdc_change_seq as decimal(38, 0)), 0)
+                else try_cast(_cdc_change_seq as decimal(38, 0))
+            end as _cdc_change_seq,
+            _cdc_file,
+            _cdc_file_modified_at,
+            _cdc_row,
+            {%- for name, data_type in typed.items() %}
+            {{ _cdc_cast(name, data_type) }} as `{{ name }}`,
+            {%- endfor %}
+            case
+                {%- for key in key_columns %}
+                when `{{ key }}` is null or trim(`{{ key }}`) = '' then 'missing_key: {{ key }}'
+                {%- endfor %}
+                when _cdc_op is null or _cdc_op not in ('{{ operations | join("', '") }}')
+                    then concat('unknown_op: ', coalesce(_cdc_op, 'null'))
+                when _cdc_commit_ts is null or trim(_cdc_commit_ts) = '' then 'missing_sequence: commit timestamp'
+                when try_cast(_cdc_commit_ts as timestamp) is null then 'unparseable_value: commit timestamp'
+                when _cdc_phase = 1 and (_cdc_change_seq is null or trim(_cdc_change_seq) = '')
+                    then 'missing_sequence: change sequence'
+                when _cdc_phase = 1 and try_cast(_cdc_change_seq as decimal(38, 0)) is null
+                    then 'unparseable_value: change sequence'
+                {%- for name, data_type in typed.items() if data_type | lower != 'string' %}
+                when `{{ name }}` is not null and {{ _cdc_cast(name, data_type) }} is null
+                    then 'unparseable_value: {{ name }}'
+                {%- endfor %}
+            end as _cdc_reject_reason,
+            {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (columns | map(attribute='name') | list) %}
+            `{{ column }}` as _raw_{{ column }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from ({{ bronze_select(node, file_filter) }}) as bronze
+    ) as typed
+{% endmacro %}
+
+{% macro _cdc_cast(name, data_type) %}
+    {%- if data_type | lower == 'string' -%}
+        `{{ name }}`
+    {%- else -%}
+        try_cast(`{{ name }}` as {{ data_type }})
+    {%- endif -%}
+{% endmacro %}
+
+{% macro _cdc_source_node(source_relation) %}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- for node in graph.sources.values() -%}
+        {%- if node.schema == source_relation.schema
+              and (node.identifier or node.name) == source_relation.identifier -%}
+            {{ return(node) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do exceptions.raise_compiler_error(
+        "cdc_changes(): " ~ source_relation ~ " is not a bronze source declared in YAML") -%}
+{% endmacro %}

@@ -1,0 +1,12 @@
+{#
+    The bookkeeping columns every CDC silver model passes through from
+    cdc_changes(): sequence, operation, provenance (file, row, landing time)
+    and the reject reason / raw row used for quarantine.
+#}
+{% macro cdc_columns(alias=none) -%}
+    {%- set prefix = alias ~ '.' if alias else '' -%}
+    {%- for column in ['_cdc_phase', '_cdc_op', '_cdc_commit_ts', '_cdc_change_seq', '_cdc_file',
+                       '_cdc_file_modified_at', '_cdc_row', '_cdc_reject_reason', '_cdc_raw'] -%}
+        {{ prefix }}{{ column }}{{ ',\n        ' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}

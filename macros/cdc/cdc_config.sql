@@ -1,0 +1,73 @@
+{#
+    The CDC settings of the current model, validated, with defaults.
+
+    Model config keys (folder defaults live in dbt_project.yml):
+      unique_key                  column or list of columns (required)
+      cdc_sequence_by             columns ordering the changes of one key, in
+                                  priority order (default: _cdc_phase,
+                                  _cdc_commit_ts, _cdc_change_seq)
+      cdc_operation_column        default _cdc_op
+      cdc_operations              accepted operation values (default I, U, D)
+      cdc_delete_when             SQL predicate marking a delete (default _cdc_op = 'D')
+      cdc_delete_mode             hard | soft (soft keeps the row with
+                                  is_deleted = true and deleted_at)
+      cdc_tombstone_retention_hours  how long a hard delete is remembered to
+                                  reject late, older changes (default 168)
+      cdc_exclude_from_update     columns written on insert only
+      cdc_ignore_null_updates     true: a null in an update keeps the stored value
+      cdc_file_lookback_hours     files whose landing time is older than the
+                                  newest applied file minus this are not listed
+                                  again (default 24)
+#}
+{% macro cdc_config(check_columns=none) %}
+    {#- settings may sit in config() or, as dbt recommends for custom keys, in meta -#}
+    {%- set meta = config.get('meta') or {} -%}
+    {%- set where = "model '" ~ model.name ~ "'" -%}
+    {%- set file_format = config.get('file_format') -%}
+    {%- if file_format != 'iceberg' -%}
+        {%- do exceptions.raise_compiler_error(
+            where ~ ": incremental_strategy 'cdc_merge' needs an Iceberg table, but file_format is '"
+            ~ file_format ~ "'. Set file_format='iceberg' in its config() or in dbt_project.yml.") -%}
+    {%- endif -%}
+    {%- set unique_key = config.get('unique_key') -%}
+    {%- if not unique_key -%}
+        {%- do exceptions.raise_compiler_error(
+            where ~ ": incremental_strategy 'cdc_merge' needs unique_key. Add unique_key='<column>' "
+            ~ "(or a list of columns) to its config().") -%}
+    {%- endif -%}
+    {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
+    {%- set cfg = {
+        'keys': keys,
+        'sequence_by': (config.get('cdc_sequence_by') or meta.get('cdc_sequence_by')) or ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
+        'operation_column': (config.get('cdc_operation_column') or meta.get('cdc_operation_column')) or '_cdc_op',
+        'operations': (config.get('cdc_operations') or meta.get('cdc_operations')) or ['I', 'U', 'D'],
+        'delete_when': (config.get('cdc_delete_when') or meta.get('cdc_delete_when')) or "_cdc_op = 'D'",
+        'delete_mode': (config.get('cdc_delete_mode') or meta.get('cdc_delete_mode')) or 'hard',
+        'tombstone_retention_hours': (config.get('cdc_tombstone_retention_hours') or meta.get('cdc_tombstone_retention_hours')) or 168,
+        'exclude_from_update': (config.get('cdc_exclude_from_update') or meta.get('cdc_exclude_from_update')) or [],
+        'ignore_null_updates': (config.get('cdc_ignore_null_updates') or meta.get('cdc_ignore_null_updates')) or false,
+        'file_lookback_hours': (config.get('cdc_file_lookback_hours') or meta.get('cdc_file_lookback_hours')) or 24,
+    } -%}
+    {%- if cfg['sequence_by'] is string -%}
+        {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}
+    {%- endif -%}
+    {%- if cfg['delete_mode'] not in ('hard', 'soft') -%}
+        {%- do exceptions.raise_compiler_error(
+            where ~ ": cdc_delete_mode is '" ~ cfg['delete_mode'] ~ "'; set it to 'hard' or 'soft'.") -%}
+    {%- endif -%}
+    {%- if check_columns is not none -%}
+        {%- set known = check_columns | map('lower') | list -%}
+        {%- for setting, columns in [('unique_key', keys), ('cdc_sequence_by', cfg['sequence_by']),
+                                    ('cdc_operation_column', [cfg['operation_column']]),
+                                    ('cdc_exclude_from_update', cfg['exclude_from_update'])] -%}
+            {%- for column in columns -%}
+                {%- if column | lower not in known -%}
+                    {%- do exceptions.raise_compiler_error(
+                        where ~ ": " ~ setting ~ " names column '" ~ column ~ "', which the model does not have. "
+                        ~ "Known columns: " ~ check_columns | join(', ') ~ ". Fix " ~ setting ~ " in its config().") -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(cfg) }}
+{% endmacro %}

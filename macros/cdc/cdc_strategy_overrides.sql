@@ -1,0 +1,38 @@
+{#
+    dbt-spark hard-codes its incremental strategies (validation and SQL), so a
+    custom strategy means overriding these entry points; every other strategy
+    is passed through to dbt-spark unchanged.
+#}
+{% macro dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format) %}
+    {%- if raw_strategy == 'cdc_merge' -%}
+        {%- do cdc_config() -%}
+        {{ return(raw_strategy) }}
+    {%- endif -%}
+    {{ return(dbt.dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format)) }}
+{% endmacro %}
+
+{% macro dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) %}
+    {%- if strategy == 'cdc_merge' -%}
+        {{ return(cdc_apply(source, target, initial=false)) }}
+    {%- endif -%}
+    {{ return(dbt.dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates)) }}
+{% endmacro %}
+
+{#
+    The first run (and --full-refresh) of a cdc_merge model must apply its
+    changes like any later run (dedupe, order, deletes, quarantine), not
+    `create table as select` them: route that one case to cdc_apply.
+#}
+{% macro spark__create_table_as(temporary, relation, compiled_code, language='sql') %}
+    {%- if not temporary and language == 'sql' and model is defined
+          and model.get('resource_type') == 'model'
+          and config.get('materialized') == 'incremental'
+          and config.get('incremental_strategy') == 'cdc_merge'
+          and relation.identifier == this.identifier -%}
+        {%- set source = relation.incorporate(path={'identifier': relation.identifier ~ '__cdc_initial'})
+                            .include(database=false, schema=false) -%}
+        {%- do run_query('create or replace temporary view ' ~ source ~ ' as ' ~ compiled_code) -%}
+        {{ return(cdc_apply(source, relation, initial=true)) }}
+    {%- endif -%}
+    {{ return(dbt.spark__create_table_as(temporary, relation, compiled_code, language)) }}
+{% endmacro %}
