@@ -148,8 +148,13 @@ def test_same_seed_same_bytes_different_seed_different(tmp_path: Path) -> None:
         {"tie_rate": 0.3, "late_rate": 0.2, "multi_change_rate": 0.4, "redeliver_rate": 0.2,
          "malformed_rate": 0.05, "batches": 5, "changes_per_batch": 150, "mix": (30, 40, 30)},
         {"add_column_at_batch": 0, "cdc_file_rows": 7, "seed": 3},
+        {"scale": 3, "batches": 5, "tie_rate": 1.0, "late_rate": 1.0, "multi_change_rate": 1.0,
+         "redeliver_rate": 1.0, "malformed_rate": 1.0},
+        {"scale": 5, "batches": 4, "mix": (0, 0, 100)},
+        {"batches": 0},
     ],
-    ids=["defaults", "no-op-column", "heavy-traps", "no-added-column"],
+    ids=["defaults", "no-op-column", "heavy-traps", "no-added-column", "all-rates-1",
+         "deletes-only", "full-load-only"],
 )
 def test_versions_and_files_reproduce_truth(tmp_path: Path, knobs: dict) -> None:
     params = {**SMALL, **knobs}
@@ -226,7 +231,7 @@ def test_full_load_op_absent_drops_the_column(tmp_path: Path) -> None:
 
 
 def test_every_trap_is_present_with_default_knobs(tmp_path: Path) -> None:
-    sim_dir = _sim(tmp_path, scale=2000)
+    sim_dir = _sim(tmp_path)  # every knob at its default
     files = read_files(sim_dir)
     kinds = Counter(f.kind for f in files)
     assert kinds["load"] and kinds["cdc"] and kinds["late"] and kinds["redelivery"]

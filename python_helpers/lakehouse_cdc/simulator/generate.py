@@ -9,6 +9,27 @@ the wall clock.
 Sizes for `scale` S: customer_master S, customer_address S (one per
 customer), product S, orders 2*S, order_items 1-5 lines per order (~6*S):
 about 11*S rows in the full load.
+
+Timeline (simulated, UTC): the full load at 2025-01-01 00:00:00 (its
+dms_commit_ts), then batch k covers the hour from 00:00 + k hours. Changes of
+a batch are committed in that hour, in transactions (a customer with its
+address, an order with its lines share a commit timestamp); the change
+counter in AR_H_CHANGE_SEQ / `__lsn` follows commit order across all tables.
+
+Traps, each at its knob's rate, plus one forced instance per batch when the
+rate is above zero (so a default run always has every one): two updates of
+one key at the same microsecond, an insert and an update of one key at the
+same microsecond, a delete and a re-insert of one key at the same microsecond
+(tie-rate); a delete followed later in the batch by a re-insert of the key
+(always); an update delivered in a later batch's `late` file while the later
+delete of that key lands on time (late-rate, needs batches >= 2). The first
+CDC file gets a duplicated row and one malformed row of each reason, and is
+redelivered (redeliver-rate / malformed-rate above zero).
+
+Layout of `customer_master` files when `add_column_at_batch` N is set: a file
+has the trailing loyalty_tier column iff its changes were committed in batch
+N or later. Late files holding older changes keep the old layout even when
+written after the column was added; redelivered files are byte copies.
 """
 
 from __future__ import annotations
@@ -496,12 +517,15 @@ class Simulator:
         self._limit = start + HOUR_US * 95 // 100
         self._gap = max(1, HOUR_US * 80 // 100 // max(1, self.changes_per_batch))
         self._forced_traps()
-        while len(self._out) < self.changes_per_batch:
+        idle = 0
+        while len(self._out) < self.changes_per_batch and idle < 10_000:
+            before = len(self._out)
             if self._queue and self._queue[0][0] <= self._step:
                 heapq.heappop(self._queue)[2]()
             else:
                 self._primary()
             self._step += 1
+            idle = idle + 1 if len(self._out) == before else 0  # e.g. nothing left to delete
         return self._out
 
     def _forced_traps(self) -> None:
@@ -632,7 +656,9 @@ class Simulator:
 def split_sizes(n: int, max_rows: int, rng: random.Random) -> list[int]:
     """Sizes of the CDC files holding n changes: at most max_rows each, and
     sometimes two files for a small flush."""
-    parts = max(1, math.ceil(n / max_rows))
+    if n == 0:
+        return []
+    parts = math.ceil(n / max_rows)
     if parts == 1 and n >= 4 and rng.random() < 0.25:
         parts = 2
     base, extra = divmod(n, parts)

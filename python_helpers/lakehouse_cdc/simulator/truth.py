@@ -11,6 +11,12 @@ empty unquoted field and the empty string as `""`, whatever `--csv-null` says):
 
 File paths in `rejects.csv`, `files.csv` and `manifest.json` are relative to
 the simulation directory (`dms/retail/<table>/<name>` or `debezium/...`).
+
+The added column (customer_master.loyalty_tier), when it is added during the
+run, is in `final.csv`, `versions.csv` (NULL for versions committed before it
+existed) and in `state_after_batch_<k>.csv` for k >= the batch that added it,
+mirroring the source table's columns at that point. Full-load versions have
+batch 0, op I and an empty (NULL) AR_H_CHANGE_SEQ.
 """
 
 from __future__ import annotations

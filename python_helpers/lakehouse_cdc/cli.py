@@ -1,0 +1,101 @@
+"""`lakehouse`: the project's command line.
+
+    lakehouse run        generate the sample, land it, dbt build, summary
+    lakehouse simulate   write DMS change files + ground truth
+    lakehouse dbt ARGS   run dbt in-process with the project's settings
+    lakehouse jars       put the Iceberg runtime jars in place
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from lakehouse_cdc import PROJECT_ROOT
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from lakehouse_cdc.pipeline import RunOptions, run
+
+    return run(RunOptions(scale=args.scale, batches=args.batches, seed=args.seed,
+                          step=args.step, fresh=args.fresh, schema=args.schema,
+                          select=args.select))
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from lakehouse_cdc.simulator.cli import run
+
+    return run(args)
+
+
+def _cmd_dbt(args: argparse.Namespace) -> int:
+    from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+    from lakehouse_cdc.pipeline import lakehouse_home
+    from lakehouse_cdc.spark import get_spark
+
+    lakehouse_home()
+    get_spark()
+    try:
+        run_dbt(args.dbt_args, quiet=False)
+    except DbtError as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_jars(args: argparse.Namespace) -> int:
+    from lakehouse_cdc.jars import main
+
+    return main([] if not args.quiet else ["--quiet"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lakehouse",
+        description="Mirror operational databases into an Iceberg lakehouse with dbt on Spark. "
+        f"Project: {PROJECT_ROOT}",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="the main job: sample data, dbt build, run summary",
+                         description="Generate the deterministic sample change files (once), "
+                         "land the batches not landed yet, run `dbt build` on local Spark + "
+                         "Iceberg, print a per-table summary and where the warehouse is. "
+                         "A second run lands nothing new and changes no table.")
+    run.add_argument("--scale", type=int, default=300, help="sample size (default 300 customers)")
+    run.add_argument("--batches", type=int, default=3, help="CDC batches (default 3)")
+    run.add_argument("--seed", type=int, default=42, help="sample seed (default 42)")
+    run.add_argument("--step", action="store_true",
+                     help="one dbt build per landed batch instead of one for all")
+    run.add_argument("--fresh", action="store_true",
+                     help="delete $LAKEHOUSE_HOME (warehouse, metastore, landing) first")
+    run.add_argument("--schema", default="lakehouse",
+                     help="schema prefix: <prefix>_bronze, _silver, ... (default lakehouse)")
+    run.add_argument("--select", help="dbt selection for the build (default: everything)")
+    run.set_defaults(func=_cmd_run)
+
+    from lakehouse_cdc.simulator.cli import DESCRIPTION, add_arguments
+
+    simulate = sub.add_parser("simulate", help="write DMS change files and ground truth",
+                              description=DESCRIPTION)
+    add_arguments(simulate)
+    simulate.set_defaults(func=_cmd_simulate)
+
+    dbt = sub.add_parser("dbt", help="run dbt in-process (one Spark session) with the "
+                         "project's profile, e.g. `lakehouse dbt docs generate`")
+    dbt.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments for dbt")
+    dbt.set_defaults(func=_cmd_dbt)
+
+    jars = sub.add_parser("jars", help="put the Iceberg runtime jars into .jars/")
+    jars.add_argument("--quiet", action="store_true")
+    jars.set_defaults(func=_cmd_jars)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""`lakehouse run`: the main job on the embedded default.
+
+Generates the deterministic sample change files (once), lands the batches not
+landed yet into the bronze landing folder, runs `dbt build` in-process on the
+local Spark + Iceberg warehouse, and prints a per-table run summary and where
+everything is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lakehouse_cdc import PROJECT_ROOT
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    scale: int = 300
+    batches: int = 3
+    seed: int = 42
+    step: bool = False
+    fresh: bool = False
+    schema: str = "lakehouse"
+    select: str | None = None
+
+
+def lakehouse_home() -> Path:
+    home = Path(os.environ.get("LAKEHOUSE_HOME", PROJECT_ROOT / ".lakehouse")).resolve()
+    os.environ["LAKEHOUSE_HOME"] = str(home)
+    return home
+
+
+def _say(message: str) -> None:
+    print(f"[lakehouse] {message}", flush=True)
+
+
+def _prepare_sample(home: Path, options: RunOptions) -> tuple[Path, int]:
+    """Generate the sample once; return its folder and number of batches."""
+    from lakehouse_cdc.simulator import SimulationConfig, read_manifest, simulate
+
+    sim_dir = home / "sample"
+    wanted = {"seed": options.seed, "scale": options.scale, "batches": options.batches}
+    stamp = sim_dir / ".lakehouse-sample.json"
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted:
+        _say(f"sample change files already generated in {sim_dir}")
+    else:
+        if stamp.exists():
+            raise SystemExit(
+                f"{sim_dir} holds a sample made with other settings "
+                f"({stamp.read_text().strip()}); rerun with --fresh to start over"
+            )
+        _say(f"generating sample change files (seed {options.seed}, scale {options.scale}, "
+             f"{options.batches} CDC batches) in {sim_dir}")
+        config = SimulationConfig(out=sim_dir, seed=options.seed, scale=options.scale,
+                                  batches=options.batches)
+        simulate(config, overwrite=True)
+        stamp.write_text(json.dumps(wanted))
+    manifest = read_manifest(sim_dir)
+    return sim_dir, len(manifest["batches"])
+
+
+def _landed(landing: Path) -> list[int]:
+    record = landing / ".landed.json"
+    return json.loads(record.read_text()) if record.exists() else []
+
+
+def _land(sim_dir: Path, landing: Path, batch: int) -> int:
+    from lakehouse_cdc.simulator import land_batch
+
+    files = land_batch(sim_dir, landing, batch)
+    record = landing / ".landed.json"
+    record.write_text(json.dumps(sorted({*_landed(landing), batch})))
+    return len(files)
+
+
+def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
+    """Audit rows of the CDC models written since `since` (epoch seconds)."""
+    table = f"{schema}_silver.cdc_run_audit"
+    if not spark.catalog.tableExists(table):
+        return []
+    rows = spark.sql(
+        f"select model_name, sum(files_read) files, sum(rows_read) read, "
+        f"sum(rows_applied) applied, sum(rows_superseded) superseded, "
+        f"sum(rows_quarantined) quarantined, max_by(snapshot_id, finished_at) snapshot "
+        f"from {table} where finished_at >= timestamp_seconds({since}) "
+        f"group by model_name order by model_name"
+    ).collect()
+    return [r.asDict() for r in rows]
+
+
+def print_summary(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        _say("no CDC model ran")
+        return
+    header = ("table", "files", "read", "applied", "superseded", "quarantined", "snapshot")
+    body = [(r["model_name"], r["files"], r["read"], r["applied"], r["superseded"],
+             r["quarantined"], r["snapshot"]) for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    print("\nRun summary (silver CDC apply)")
+    print(line.format(*header))
+    for row in body:
+        print(line.format(*(str(x) for x in row)))
+    print()
+
+
+def run(options: RunOptions) -> int:
+    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.spark import get_spark
+
+    home = lakehouse_home()
+    if options.fresh and home.exists():
+        _say(f"--fresh: removing {home}")
+        shutil.rmtree(home)
+    home.mkdir(parents=True, exist_ok=True)
+    landing = home / "landing"
+    landing.mkdir(exist_ok=True)
+    os.environ.setdefault("LAKEHOUSE_LANDING", str(landing))
+    os.environ["LAKEHOUSE_SCHEMA"] = options.schema
+
+    sim_dir, n_batches = _prepare_sample(home, options)
+    pending = [b for b in range(n_batches) if b not in _landed(landing)]
+    started = time.time()
+    _say("starting Spark (local, Iceberg warehouse on disk)")
+    spark = get_spark()
+    build = ["build"] + (["--select", options.select] if options.select else [])
+    rounds = [[b] for b in pending] if options.step else [pending]
+    for batches in rounds:
+        for batch in batches:
+            count = _land(sim_dir, landing, batch)
+            _say(f"landed batch {batch}: {count} file(s) into {landing}")
+        _say("dbt " + " ".join(build))
+        run_dbt(build, schema=options.schema, quiet=False)
+    print_summary(run_summary(spark, options.schema, started))
+    _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
+    _say(f"metastore (Derby):     {home / 'metastore_db'}")
+    _say(f"landing (DMS files):   {landing}")
+    _say(f"schemas: {options.schema}_bronze, {options.schema}_silver, "
+         f"{options.schema}_snapshots, {options.schema}_gold")
+    _say(f"done in {time.time() - started:.0f}s ({json.dumps(asdict(options))})")
+    return 0

@@ -1,0 +1,113 @@
+"""Shared test helpers: land simulated batches, build, and compare silver
+tables with the simulator's ground truth (never with pipeline output)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from lakehouse_cdc.dbt_runner import run_dbt
+from lakehouse_cdc.simulator import TABLES, land_batch, read_state_after
+
+SILVER = {name: f"slv_retail__{name}" for name in TABLES}
+
+
+def _strip(value: str | None) -> str | None:
+    return None if value is None else value.strip(" ")
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.strip(" ").lower()
+
+
+def _upper(value: str | None) -> str | None:
+    return None if value is None else value.strip(" ").upper()
+
+
+#: The cleaning the silver models promise, restated in Python per column.
+CLEANING = {
+    "customer_master": {"first_name": _strip, "last_name": _strip, "employer_name": _strip,
+                        "email_id": _lower, "loyalty_tier": _strip},
+    "customer_address": {"city": _strip, "country": _strip},
+    "product": {"product_name": _strip, "category": _strip},
+    "orders": {"status": _upper},
+    "order_items": {},
+}
+
+
+def canon(value: Any) -> str | None:
+    """A Spark value in the simulator's text form (DMS CSV conventions)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, Decimal):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def table_columns(table: str) -> list[str]:
+    spec = TABLES[table]
+    names = [c.name for c in spec.columns]
+    if spec.added_column is not None:
+        names.append(spec.added_column.name)
+    return names
+
+
+def truth_state(sim_dir: Path, table: str, batch: int) -> dict[tuple, dict[str, str | None]]:
+    cleaners = CLEANING[table]
+    keys = TABLES[table].key
+    out = {}
+    for row in read_state_after(sim_dir, table, batch):
+        clean = {c: cleaners.get(c, lambda v: v)(row.get(c)) for c in table_columns(table)}
+        out[tuple(clean[k] for k in keys)] = clean
+    return out
+
+
+def silver_state(spark, schema: str, table: str, where: str = "true"
+                 ) -> dict[tuple, dict[str, str | None]]:
+    keys = TABLES[table].key
+    columns = table_columns(table)
+    existing = {f.name for f in spark.table(f"{schema}_silver.{SILVER[table]}").schema}
+    select = ", ".join(c if c in existing else f"null as {c}" for c in columns)
+    out = {}
+    for row in spark.sql(f"select {select} from {schema}_silver.{SILVER[table]} where {where}"
+                         ).collect():
+        clean = {c: canon(row[c]) for c in columns}
+        key = tuple(clean[k] for k in keys)
+        assert key not in out, f"{table}: key {key} appears twice in silver"
+        out[key] = clean
+    return out
+
+
+def diff(expected: dict, actual: dict, limit: int = 5) -> str:
+    missing = [k for k in expected if k not in actual]
+    extra = [k for k in actual if k not in expected]
+    wrong = [(k, expected[k], actual[k]) for k in expected if k in actual
+             and expected[k] != actual[k]]
+    return (f"missing {len(missing)} {missing[:limit]}; extra {len(extra)} {extra[:limit]}; "
+            f"different {len(wrong)} {wrong[:limit]}")
+
+
+@dataclass
+class Scenario:
+    """A simulated source landing batch by batch into its own folder and schema."""
+
+    sim_dir: Path
+    landing: Path
+    schema: str
+    vars: dict[str, Any] = field(default_factory=dict)
+    target_path: Path | None = None
+
+    def land(self, batch: int) -> list[Path]:
+        return land_batch(self.sim_dir, self.landing, batch)
+
+    def build(self, select: str = "tag:silver", expect_success: bool = True) -> Any:
+        return run_dbt(["build", "--select", select], schema=self.schema,
+                       vars={"landing_root": str(self.landing), **self.vars},
+                       target_path=self.target_path, expect_success=expect_success)
