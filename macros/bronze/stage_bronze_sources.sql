@@ -65,6 +65,9 @@
             )
         {%- endset -%}
         {%- do run_query(ddl) -%}
+        {#- a dropped table's file listing can outlive it in Spark's relation
+            cache (the Iceberg session catalog does not invalidate it): refresh -#}
+        {%- do run_query('refresh table ' ~ table) -%}
     {%- endfor -%}
     {%- do run_query('create or replace view ' ~ node.schema ~ '.' ~ base ~ ' as ' ~ bronze_select(node)) -%}
 {% endmacro %}

@@ -16,7 +16,7 @@
         {%- do dropped.append(name) -%}
     {%- endfor -%}
     {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
-    {%- set deleted_at = (config.get('cdc_deleted_at_column') or (config.get('meta') or {}).get('cdc_deleted_at_column')) or '_cdc_commit_ts' -%}
+    {%- set deleted_at = _cdc_setting('cdc_deleted_at_column') or '_cdc_commit_ts' -%}
     {%- set updates = [] -%}
     {%- for name in source_names if name not in keys and name not in cfg['exclude_from_update'] -%}
         {%- if cfg['ignore_null_updates'] and name not in bookkeeping -%}

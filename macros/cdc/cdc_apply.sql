@@ -58,9 +58,9 @@
             {{ partition_cols(label='partitioned by') }}
             tblproperties (
                 'format-version' = '2',
-                'write.merge.mode' = '{{ (config.get('cdc_write_mode') or (config.get('meta') or {}).get('cdc_write_mode')) or "merge-on-read" }}',
-                'write.update.mode' = '{{ (config.get('cdc_write_mode') or (config.get('meta') or {}).get('cdc_write_mode')) or "merge-on-read" }}',
-                'write.delete.mode' = '{{ (config.get('cdc_write_mode') or (config.get('meta') or {}).get('cdc_write_mode')) or "merge-on-read" }}'
+                'write.merge.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}',
+                'write.update.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}',
+                'write.delete.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}'
             )
         {%- endset -%}
         {%- do run_query(ddl) -%}

@@ -20,8 +20,6 @@
                                   again (default 24)
 #}
 {% macro cdc_config(check_columns=none) %}
-    {#- settings may sit in config() or, as dbt recommends for custom keys, in meta -#}
-    {%- set meta = config.get('meta') or {} -%}
     {%- set where = "model '" ~ model.name ~ "'" -%}
     {%- set file_format = config.get('file_format') -%}
     {%- if file_format != 'iceberg' -%}
@@ -38,15 +36,15 @@
     {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
     {%- set cfg = {
         'keys': keys,
-        'sequence_by': (config.get('cdc_sequence_by') or meta.get('cdc_sequence_by')) or ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
-        'operation_column': (config.get('cdc_operation_column') or meta.get('cdc_operation_column')) or '_cdc_op',
-        'operations': (config.get('cdc_operations') or meta.get('cdc_operations')) or ['I', 'U', 'D'],
-        'delete_when': (config.get('cdc_delete_when') or meta.get('cdc_delete_when')) or "_cdc_op = 'D'",
-        'delete_mode': (config.get('cdc_delete_mode') or meta.get('cdc_delete_mode')) or 'hard',
-        'tombstone_retention_hours': (config.get('cdc_tombstone_retention_hours') or meta.get('cdc_tombstone_retention_hours')) or 168,
-        'exclude_from_update': (config.get('cdc_exclude_from_update') or meta.get('cdc_exclude_from_update')) or [],
-        'ignore_null_updates': (config.get('cdc_ignore_null_updates') or meta.get('cdc_ignore_null_updates')) or false,
-        'file_lookback_hours': (config.get('cdc_file_lookback_hours') or meta.get('cdc_file_lookback_hours')) or 24,
+        'sequence_by': _cdc_setting('cdc_sequence_by') or ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
+        'operation_column': _cdc_setting('cdc_operation_column') or '_cdc_op',
+        'operations': _cdc_setting('cdc_operations') or ['I', 'U', 'D'],
+        'delete_when': _cdc_setting('cdc_delete_when') or "_cdc_op = 'D'",
+        'delete_mode': _cdc_setting('cdc_delete_mode') or 'hard',
+        'tombstone_retention_hours': _cdc_setting('cdc_tombstone_retention_hours') or 168,
+        'exclude_from_update': _cdc_setting('cdc_exclude_from_update') or [],
+        'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates') or false,
+        'file_lookback_hours': _cdc_setting('cdc_file_lookback_hours') or 24,
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}
@@ -70,4 +68,16 @@
         {%- endfor -%}
     {%- endif -%}
     {{ return(cfg) }}
+{% endmacro %}
+
+{#- a CDC setting from meta (where dbt wants custom keys) or from config() -#}
+{% macro _cdc_setting(key) %}
+    {%- set value = config.meta_get(key) if config.meta_get is defined else none -%}
+    {%- if value is none -%}
+        {%- set value = (config.get('meta') or {}).get(key) -%}
+    {%- endif -%}
+    {%- if value is none -%}
+        {%- set value = config.get(key) -%}
+    {%- endif -%}
+    {{ return(value) }}
 {% endmacro %}
