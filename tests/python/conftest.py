@@ -58,3 +58,38 @@ def fixture_project(tmp_path: Path):
         return dst
 
     return copy
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path):
+    """A copy of the whole dbt project in tmp, for tests that edit YAML or SQL."""
+
+    def copy() -> Path:
+        dst = tmp_path / "project"
+        dst.mkdir()
+        for name in ("models", "macros", "snapshots", "seeds", "tests/dbt", "analyses"):
+            src = PROJECT_ROOT / name
+            if src.exists():
+                shutil.copytree(src, dst / name)
+        shutil.copy(PROJECT_ROOT / "dbt_project.yml", dst / "dbt_project.yml")
+        return dst
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def simulated(tmp_path_factory: pytest.TempPathFactory):
+    """Simulate once per distinct set of knobs for the whole session."""
+    from lakehouse_cdc.simulator import SimulationConfig, simulate
+
+    made: dict[tuple, Path] = {}
+
+    def make(**knobs) -> Path:
+        key = tuple(sorted(knobs.items()))
+        if key not in made:
+            out = tmp_path_factory.mktemp("sim")
+            simulate(SimulationConfig(out=out, **knobs), overwrite=True)
+            made[key] = out
+        return made[key]
+
+    return make

@@ -1,0 +1,169 @@
+"""Silver equals the source database's true state after every batch, whatever
+order, repetition or lateness the change files arrive in (hard and soft
+deletes); bad rows are quarantined and every input row is accounted for."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from cdc_helpers import SILVER, Scenario, diff, silver_state, truth_state
+from lakehouse_cdc.simulator import TABLES, read_files, read_rejects, read_versions
+
+#: every trap at a rate high enough to appear several times in a small run
+TRAPS = {"seed": 7, "scale": 60, "batches": 4, "changes_per_batch": 60,
+         "multi_change_rate": 0.3, "tie_rate": 0.1, "late_rate": 0.1, "redeliver_rate": 0.1,
+         "malformed_rate": 0.03, "add_column_at_batch": 2}
+BATCHES = range(TRAPS["batches"] + 1)
+
+
+def _run(spark, sim: Path, base: Path, schema: str, **vars) -> tuple[Scenario, list[dict]]:
+    scenario = Scenario(sim, base / "landing", schema, vars=vars, target_path=base / "target")
+    states = []
+    for batch in BATCHES:
+        scenario.land(batch)
+        scenario.build()
+        states.append({t: silver_state(spark, schema, t,
+                                       "not is_deleted" if vars.get("cdc_delete_mode") == "soft"
+                                       else "true")
+                       for t in TABLES})
+    return scenario, states
+
+
+@pytest.fixture(scope="module")
+def hard(spark, simulated, tmp_path_factory):
+    return _run(spark, simulated(**TRAPS), tmp_path_factory.mktemp("hard"), "t_silver_hard")
+
+
+@pytest.fixture(scope="module")
+def soft(spark, simulated, tmp_path_factory):
+    return _run(spark, simulated(**TRAPS), tmp_path_factory.mktemp("soft"), "t_silver_soft",
+                cdc_delete_mode="soft")
+
+
+def test_scenario_contains_every_trap(simulated):
+    """The comparison below only proves something if the traps are there."""
+    sim = simulated(**TRAPS)
+    kinds = Counter(f.kind for f in read_files(sim))
+    assert kinds["late"] and kinds["redelivery"], kinds
+    assert {r.reason for r in read_rejects(sim)} == {
+        "missing_key", "unknown_op", "unparseable_value", "missing_sequence"}
+    found = Counter()
+    for table, spec in TABLES.items():
+        per_key = defaultdict(list)
+        for v in read_versions(sim, table):
+            per_key[tuple(v[k] for k in spec.key)].append(v)
+        for versions in per_key.values():
+            by_batch = defaultdict(list)
+            for v in versions:
+                by_batch[v["batch"]].append(v)
+            for batch_versions in by_batch.values():
+                if len(batch_versions) > 1:
+                    found["several changes to one key in one batch"] += 1
+                ops = [v["op"] for v in sorted(batch_versions, key=lambda v: (
+                    v["dms_commit_ts"], v["AR_H_CHANGE_SEQ"]))]
+                if "D" in ops and "I" in ops[ops.index("D"):]:
+                    found["delete then re-insert in one batch"] += 1
+            stamps = Counter(v["dms_commit_ts"] for v in versions if v["batch"] != "0")
+            if any(n > 1 for n in stamps.values()):
+                found["same-key tie on commit time"] += 1
+            deletes = [v for v in versions if v["op"] == "D"]
+            for u in versions:
+                if u["op"] == "U" and any(
+                        d["dms_commit_ts"] > u["dms_commit_ts"]
+                        and int(d["batch"]) < int(u["batch"]) for d in deletes):
+                    found["late update older than a delete"] += 1
+    for trap in ("several changes to one key in one batch", "delete then re-insert in one batch",
+                 "same-key tie on commit time", "late update older than a delete"):
+        assert found[trap], f"scenario lacks: {trap} ({dict(found)})"
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_hard_delete_silver_equals_truth_after_every_batch(hard, table):
+    scenario, states = hard
+    for batch in BATCHES:
+        expected = truth_state(scenario.sim_dir, table, batch)
+        assert states[batch][table] == expected, f"batch {batch}: " + diff(
+            expected, states[batch][table])
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_soft_delete_silver_equals_truth_after_every_batch(soft, spark, table):
+    scenario, states = soft
+    for batch in BATCHES:
+        expected = truth_state(scenario.sim_dir, table, batch)
+        assert states[batch][table] == expected, f"batch {batch}: " + diff(
+            expected, states[batch][table])
+    # deleted keys are kept, flagged, with the commit time of their delete
+    spec = TABLES[table]
+    last = {}
+    for v in read_versions(scenario.sim_dir, table):
+        key = tuple(v[k] for k in spec.key)
+        if key not in last or (v["dms_commit_ts"], v["AR_H_CHANGE_SEQ"]) > (
+                last[key]["dms_commit_ts"], last[key]["AR_H_CHANGE_SEQ"]):
+            last[key] = v
+    expected_deleted = {k: v["dms_commit_ts"] for k, v in last.items() if v["op"] == "D"}
+    keys = ", ".join(spec.key)
+    rows = {}
+    for row in spark.sql(
+            f"select {keys}, date_format(deleted_at, 'yyyy-MM-dd HH:mm:ss.SSSSSS') deleted_at "
+            f"from {scenario.schema}_silver.{SILVER[table]} where is_deleted").collect():
+        rows[tuple(str(row[k]) for k in spec.key)] = row.deleted_at
+    assert rows == expected_deleted
+    assert expected_deleted, f"no deletes of {table} in the scenario"
+
+
+def test_quarantine_holds_exactly_the_bad_rows(hard, spark):
+    scenario, _ = hard
+    expected = Counter((Path(r.file).name, r.row, r.reason) for r in read_rejects(scenario.sim_dir))
+    got = Counter((Path(r.file_path).name, r.row_number, r.reason.split(":")[0]) for r in spark.sql(
+        f"select file_path, row_number, reason from {scenario.schema}_silver.cdc_quarantine"
+    ).collect())
+    assert got == expected
+
+
+def test_every_input_row_is_accounted_for(hard, spark):
+    scenario, _ = hard
+    audit = spark.sql(f"select * from {scenario.schema}_silver.cdc_run_audit").collect()
+    assert audit
+    for row in audit:
+        assert row.rows_read == row.rows_applied + row.rows_superseded + row.rows_quarantined, row
+    read = Counter()
+    for row in audit:
+        read[row.model_name] += row.rows_read
+    written = Counter()
+    for entry in read_files(scenario.sim_dir):
+        written[SILVER[entry.table]] += entry.rows
+    assert read == written
+    quarantined = Counter()
+    for row in audit:
+        quarantined[row.model_name] += row.rows_quarantined
+    assert sum(quarantined.values()) == len(read_rejects(scenario.sim_dir))
+
+
+def test_build_without_new_files_changes_nothing(hard, spark):
+    scenario, states = hard
+    def snapshot_ids():
+        return {t: spark.sql(f"select snapshot_id from {scenario.schema}_silver.{SILVER[t]}"
+                             f".snapshots order by committed_at").collect() for t in TABLES}
+    before = snapshot_ids()
+    scenario.build()
+    assert snapshot_ids() == before
+    for table in TABLES:
+        assert silver_state(spark, scenario.schema, table) == states[-1][table]
+    last_run = spark.sql(
+        f"select sum(files_read) files, sum(rows_read) rows from {scenario.schema}_silver"
+        f".cdc_run_audit where finished_at = (select max(finished_at) from "
+        f"{scenario.schema}_silver.cdc_run_audit)").collect()[0]
+    assert (last_run.files, last_run.rows) == (0, 0)
+
+
+def test_redelivered_file_is_reapplied_without_effect(hard, spark):
+    """Landing every file once more (new modification times) changes no row."""
+    scenario, states = hard
+    for batch in BATCHES:
+        scenario.land(batch)
+    scenario.build()
+    for table in TABLES:
+        assert silver_state(spark, scenario.schema, table) == states[-1][table]
