@@ -1,0 +1,120 @@
+"""Silver edge cases: an unbreakable tie fails naming the key; columns added,
+dropped and widened at the source evolve the table without a full refresh."""
+
+from __future__ import annotations
+
+import csv
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from cdc_helpers import Scenario, diff, silver_state, truth_state
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+
+HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "customer_id", "first_name", "last_name",
+          "employer_name", "email_id", "row_audit_ts"]
+
+
+def _write(path: Path, rows: list[list[str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([HEADER, *rows])
+
+
+def test_tie_the_sequence_cannot_break_fails_naming_the_key(spark, schema, tmp_path):
+    landing = tmp_path / "landing"
+    folder = landing / "retail" / "customer_master"
+    ts = "2025-01-01 00:00:00.000000"
+    _write(folder / "LOAD00000001.csv", [
+        ["I", ts, "", "1", "Ann", "Lee", "", "ann@example.com", ts],
+        ["I", ts, "", "2", "Bob", "Ray", "", "bob@example.com", ts]])
+    scenario = Scenario(Path("."), landing, schema, target_path=tmp_path / "target")
+    select = "slv_retail__customer_master"
+    scenario.build(select)
+    table = f"{schema}_silver.{select}"
+    before = spark.sql(f"select snapshot_id from {table}.snapshots").collect()
+
+    seq = "20250101010000000000000000000000007"
+    commit = "2025-01-01 01:00:00.000000"
+    _write(folder / "20250101-010000100.csv", [
+        ["U", commit, seq, "2", "Bob", "Ray", "", "bob@new.example.com", commit],
+        ["U", commit, seq, "2", "Bob", "Ray", "", "robert@example.com", commit],
+        ["U", commit, "20250101010000000000000000000000008", "1", "Ann", "Lee", "ACME",
+         "ann@example.com", commit]])
+    with pytest.raises(DbtError) as failure:
+        scenario.build(select)
+    message = str(failure.value)
+    assert '"customer_id":2' in message and "cdc_sequence_by" in message, message
+    assert '"customer_id":1' not in message
+    # nothing was applied: same snapshot, same rows
+    assert spark.sql(f"select snapshot_id from {table}.snapshots").collect() == before
+    assert {r.customer_id: r.email_id for r in spark.table(table).collect()} == {
+        1: "ann@example.com", 2: "bob@example.com"}
+
+
+def _edit(path: Path, pattern: str, replacement: str) -> None:
+    text = path.read_text()
+    new = re.sub(pattern, replacement, text, flags=re.MULTILINE)
+    assert new != text, f"{pattern!r} not found in {path}"
+    path.write_text(new)
+
+
+def test_columns_added_dropped_and_widened_without_full_refresh(spark, simulated, project_copy,
+                                                                tmp_path):
+    sim = simulated(seed=5, scale=40, batches=3, add_column_at_batch=2, changes_per_batch=40)
+    project = project_copy()
+    sources = project / "models" / "bronze" / "dms" / "_dms__sources.yml"
+    model = project / "models" / "silver" / "retail" / "slv_retail__customer_master.sql"
+    original_sources, original_model = sources.read_text(), model.read_text()
+    # phase 1: the source has no loyalty_tier yet and unit_price is decimal(10,2)
+    _edit(sources, r"^          - name: loyalty_tier\n(^            .*\n)+", "")
+    _edit(model, r"^        trim\(loyalty_tier\) as loyalty_tier,\n", "")
+    schema = f"t_evolve_{uuid.uuid4().hex[:6]}"
+    scenario = Scenario(sim, tmp_path / "landing", schema, target_path=tmp_path / "target")
+
+    def build():
+        run_dbt(["build", "--select", "tag:silver"], project_dir=project, schema=schema,
+                vars={"landing_root": str(scenario.landing)}, target_path=tmp_path / "target")
+
+    for batch in (0, 1):
+        scenario.land(batch)
+        build()
+    table = f"{schema}_silver.slv_retail__customer_master"
+    assert "loyalty_tier" not in spark.table(table).columns
+    phase1_runs = {r.run_id for r in spark.sql(
+        f"select distinct _cdc_run_id run_id from {table}").collect()}
+
+    # phase 2: loyalty_tier added, unit_price widened, employer_name dropped
+    sources.write_text(original_sources.replace("data_type: decimal(10,2)",
+                                                "data_type: decimal(12,2)"))
+    model.write_text(original_model.replace(
+        "        trim(employer_name) as employer_name,\n", ""))
+    for batch in (2, 3):
+        scenario.land(batch)
+        build()
+
+    columns = {f.name: f.dataType.simpleString() for f in spark.table(table).schema}
+    assert "loyalty_tier" in columns
+    assert "employer_name" in columns, "a dropped column must stay"
+    product = {f.name: f.dataType.simpleString()
+               for f in spark.table(f"{schema}_silver.slv_retail__product").schema}
+    assert product["unit_price"] == "decimal(12,2)"
+    snapshots = spark.sql(f"select operation from {table}.snapshots").collect()
+    assert len(snapshots) > 2, "table was recreated"
+
+    for name in ("customer_master", "product"):
+        expected = truth_state(sim, name, 3)
+        actual = silver_state(spark, schema, name)
+        if name == "customer_master":
+            rows = {str(r.customer_id): r for r in spark.sql(
+                f"select customer_id, employer_name, _cdc_run_id from {table}").collect()}
+            for key, row in expected.items():
+                applied_later = rows[key[0]]._cdc_run_id not in phase1_runs
+                if applied_later:
+                    # dropped at the source: null from then on
+                    assert rows[key[0]].employer_name is None, key
+                    row["employer_name"] = None
+            assert any(r._cdc_run_id not in phase1_runs for r in rows.values())
+            assert any(v["loyalty_tier"] for v in expected.values())
+        assert actual == expected, diff(expected, actual)
