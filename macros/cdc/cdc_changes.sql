@@ -35,7 +35,7 @@
     {%- endif -%}
     {%- set key_columns = [] -%}
     {%- if cfg is not none -%}
-        {%- for key in cfg['keys'] if key in produced -%}{%- do key_columns.append(key) -%}{%- endfor -%}
+        {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
     {%- set file_filter = _cdc_unapplied_files_filter(cfg) if is_incremental() else none -%}

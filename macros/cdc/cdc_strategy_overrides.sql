@@ -8,12 +8,22 @@
         {%- do cdc_config() -%}
         {{ return(raw_strategy) }}
     {%- endif -%}
+    {%- if raw_strategy == 'replace_by_key' -%}
+        {%- if file_format != 'iceberg' -%}
+            {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': incremental_strategy "
+                ~ "'replace_by_key' needs file_format='iceberg', not '" ~ file_format ~ "'.") -%}
+        {%- endif -%}
+        {{ return(raw_strategy) }}
+    {%- endif -%}
     {{ return(dbt.dbt_spark_validate_get_incremental_strategy(raw_strategy, file_format)) }}
 {% endmacro %}
 
 {% macro dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates) %}
     {%- if strategy == 'cdc_merge' -%}
         {{ return(cdc_apply(source, target, initial=false)) }}
+    {%- endif -%}
+    {%- if strategy == 'replace_by_key' -%}
+        {{ return(replace_by_key_sql(source, target)) }}
     {%- endif -%}
     {{ return(dbt.dbt_spark_get_incremental_sql(strategy, source, target, existing, unique_key, incremental_predicates)) }}
 {% endmacro %}

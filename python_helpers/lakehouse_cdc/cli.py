@@ -3,6 +3,7 @@
     lakehouse run        generate the sample, land it, dbt build, summary
     lakehouse simulate   write DMS change files + ground truth
     lakehouse dbt ARGS   run dbt in-process with the project's settings
+    lakehouse bench      time a CDC batch against two table sizes
     lakehouse jars       put the Iceberg runtime jars in place
 """
 
@@ -41,6 +42,12 @@ def _cmd_dbt(args: argparse.Namespace) -> int:
         print(error, file=sys.stderr)
         return 1
     return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from lakehouse_cdc.benchmark import main
+
+    return main(args.bench_args)
 
 
 def _cmd_jars(args: argparse.Namespace) -> int:
@@ -86,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
     dbt.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments for dbt")
     dbt.set_defaults(func=_cmd_dbt)
 
+    bench = sub.add_parser("bench", help="time one CDC batch against two table sizes",
+                           add_help=False)
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(func=_cmd_bench)
+
     jars = sub.add_parser("jars", help="put the Iceberg runtime jars into .jars/")
     jars.add_argument("--quiet", action="store_true")
     jars.set_defaults(func=_cmd_jars)
@@ -93,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        # its own parser, so that `lakehouse bench --help` shows its options
+        return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 

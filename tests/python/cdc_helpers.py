@@ -74,6 +74,8 @@ def silver_state(spark, schema: str, table: str, where: str = "true"
     keys = TABLES[table].key
     columns = table_columns(table)
     existing = {f.name for f in spark.table(f"{schema}_silver.{SILVER[table]}").schema}
+    if "is_deleted" in existing:  # soft deletes: the live rows
+        where = f"({where}) and not is_deleted"
     select = ", ".join(c if c in existing else f"null as {c}" for c in columns)
     out = {}
     for row in spark.sql(f"select {select} from {schema}_silver.{SILVER[table]} where {where}"

@@ -17,9 +17,10 @@ def test_ruff_clean():
 
 
 def test_sqlfluff_clean():
+    paths = [p for p in ("models", "snapshots") if (PROJECT_ROOT / p).is_dir()]
+    assert "models" in paths
     proc = subprocess.run(
-        [sys.executable, "-m", "sqlfluff", "lint", "models", "snapshots",
-         "--disable-progress-bar"],
+        [sys.executable, "-m", "sqlfluff", "lint", *paths, "--disable-progress-bar"],
         cwd=PROJECT_ROOT, capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]

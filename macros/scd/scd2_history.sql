@@ -1,0 +1,157 @@
+{#
+    Full-history SCD2 versions of one entity, built from change logs.
+
+    entity_key     the business key shared by all sources (e.g. customer_id)
+    sources        list of {'relation': ref('..._log'), 'columns': [...]}; the
+                   first source decides whether the entity exists (its
+                   deletes end it); the others only contribute attributes
+                   (their deletes make those attributes null)
+    tracked        columns whose change makes a new version (hash-diff)
+    surrogate_key  name of the surrogate key column
+
+    Every change in a log is an event; the state of each source at an event
+    is its last change up to then (histories joined on time). Changes sharing
+    a commit time collapse to the last one by sequence (the intermediate
+    states were never visible). A delete of the first source starts a
+    deleted-marker version (is_deleted, attributes null), so a key's versions
+    have no gaps; is_current is true only for the open version of a live key. A new version starts whenever the hash of
+    the tracked columns (and existence) differs from the previous state, so
+    changes to untracked columns make none and a late change lands where its
+    commit time puts it, splitting the interval it falls in. On an
+    incremental run only entities with log rows loaded since the last build
+    are recomputed (whole history per entity, replaced by `replace_by_key`).
+#}
+{% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
+    {#- _src breaks the tie between sources changed at one instant (e.g. the
+        full load), so the last row of an instant has seen all of it -#}
+    {%- set order_by = '_cdc_phase, _cdc_commit_ts, _cdc_change_seq, _src' -%}
+    {%- set window = 'partition by ' ~ entity_key ~ ' order by ' ~ order_by
+                     ~ ' rows between unbounded preceding and current row' -%}
+with
+{%- if is_incremental() %}
+
+watermark as (
+    select coalesce(max(_dim_source_loaded_at), timestamp '1900-01-01 00:00:00') as since
+    from {{ this }}
+),
+
+affected as (
+    {%- for source in sources %}
+    select {{ entity_key }} from {{ source.relation }}
+    where _cdc_loaded_at > (select since from watermark)
+    {{- '\n    union' if not loop.last }}
+    {%- endfor %}
+),
+{%- endif %}
+
+loaded as (
+    select max(loaded_at) as loaded_at from (
+        {%- for source in sources %}
+        select max(_cdc_loaded_at) as loaded_at from {{ source.relation }}
+        {{- '\n        union all' if not loop.last }}
+        {%- endfor %}
+    ) as per_source
+),
+
+events as (
+    {%- for source in sources %}
+    {%- set outer = loop %}
+    select
+        {{ entity_key }},
+        _cdc_phase,
+        _cdc_commit_ts,
+        _cdc_change_seq,
+        {{ outer.index }} as _src,
+        _cdc_op,
+        {%- for other in sources %}
+        {%- set other_index = loop.index %}
+        {%- for column in other.columns %}
+        {{ column if other_index == outer.index else 'null' }} as {{ column }}{{ ',' if not (loop.last and other_index == sources | length) }}
+        {%- endfor %}
+        {%- endfor %}
+    from {{ source.relation }}
+    {%- if is_incremental() %}
+    where {{ entity_key }} in (select {{ entity_key }} from affected)
+    {%- endif %}
+    {{- '\n    union all' if not loop.last }}
+    {%- endfor %}
+),
+
+states as (
+    select
+        {{ entity_key }},
+        _cdc_phase,
+        _cdc_commit_ts,
+        _cdc_change_seq,
+        {%- for source in sources %}
+        last_value(case when _src = {{ loop.index }} then named_struct(
+            'op', _cdc_op{% for column in source.columns %}, '{{ column }}', {{ column }}{% endfor %}
+        ) end, true) over ({{ window }}) as _s{{ loop.index }},
+        {%- endfor %}
+        row_number() over (
+            partition by {{ entity_key }}, _cdc_commit_ts
+            order by _cdc_phase desc, _cdc_change_seq desc, _src desc
+        ) as _rank_in_instant
+    from events
+),
+
+flat as (
+    select
+        {{ entity_key }},
+        _cdc_commit_ts as valid_from,
+        coalesce(_s1.op != 'D', false) as _exists,
+        {%- for source in sources %}
+        {%- set index = loop.index %}
+        {%- for column in source.columns %}
+        case when _s{{ index }}.op != 'D' then _s{{ index }}.{{ column }} end as {{ column }}{{ ',' if not (loop.last and index == sources | length) }}
+        {%- endfor %}
+        {%- endfor %}
+    from states
+    where _rank_in_instant = 1
+),
+
+hashed as (
+    select
+        *,
+        lag({{ hash_columns(['_exists'] + tracked) }}) over (
+            partition by {{ entity_key }} order by valid_from
+        ) as _previous_hash,
+        {{ hash_columns(['_exists'] + tracked) }} as _hash
+    from flat
+),
+
+versions as (
+    select
+        *,
+        lead(valid_from) over (partition by {{ entity_key }} order by valid_from) as _next_from
+    from hashed
+    where _previous_hash is null or _hash != _previous_hash
+),
+
+existing as (
+    select
+        *,
+        max(cast(_exists as int)) over (
+            partition by {{ entity_key }} order by valid_from rows between unbounded preceding and current row
+        ) as _has_existed
+    from versions
+),
+
+final as (
+    select
+        {{ hash_columns([entity_key, 'valid_from']) }} as {{ surrogate_key }},
+        {{ entity_key }},
+        {%- for column in tracked %}
+        {{ column }},
+        {%- endfor %}
+        valid_from as rec_eff_dt,
+        coalesce(_next_from, timestamp '9999-12-31 00:00:00') as rec_exp_dt,
+        _next_from is null and _exists as is_current,
+        not _exists as is_deleted,
+        (select loaded_at from loaded) as _dim_source_loaded_at
+    from existing
+    where _has_existed = 1  -- a key's time before it first existed is no version
+)
+
+select * from final
+{% endmacro %}
