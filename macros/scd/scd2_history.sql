@@ -20,6 +20,9 @@
     commit time puts it, splitting the interval it falls in. On an
     incremental run only entities with log rows loaded since the last build
     are recomputed (whole history per entity, replaced by `replace_by_key`).
+    Versions from the full load start at 1900-01-01 (nothing earlier is
+    known). The first build adds the unknown member (surrogate key '-1',
+    null business key) that facts point to when no version is valid.
 #}
 {% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
     {#- _src breaks the tie between sources changed at one instant (e.g. the
@@ -98,7 +101,9 @@ states as (
 flat as (
     select
         {{ entity_key }},
-        _cdc_commit_ts as valid_from,
+        {#- nothing is known before the full load: its versions reach back to
+            the start of time, so facts older than the load find them -#}
+        case when _cdc_phase = 0 then timestamp '1900-01-01 00:00:00' else _cdc_commit_ts end as valid_from,
         coalesce(_s1.op != 'D', false) as _exists,
         {%- for source in sources %}
         {%- set index = loop.index %}
@@ -151,6 +156,23 @@ final as (
         (select loaded_at from loaded) as _dim_source_loaded_at
     from existing
     where _has_existed = 1  -- a key's time before it first existed is no version
+    {%- if not is_incremental() %}
+
+    union all
+
+    -- the unknown member: facts whose dimension version has not arrived yet
+    select
+        '-1' as {{ surrogate_key }},
+        null as {{ entity_key }},
+        {%- for column in tracked %}
+        null as {{ column }},
+        {%- endfor %}
+        timestamp '1900-01-01 00:00:00' as rec_eff_dt,
+        timestamp '9999-12-31 00:00:00' as rec_exp_dt,
+        false as is_current,
+        false as is_deleted,
+        null as _dim_source_loaded_at
+    {%- endif %}
 )
 
 select * from final

@@ -1,5 +1,6 @@
 {#
     Generic tests for SCD2 dimensions. Each returns the offending rows.
+    Rows with a null entity key (the unknown member) are not versions.
     Arguments: entity_key, valid_from, valid_to (default rec_eff_dt /
     rec_exp_dt), is_current, is_deleted; the open end is 9999-12-31.
 #}
@@ -13,6 +14,7 @@
             {{ valid_to }},
             lead({{ valid_from }}) over (partition by {{ entity_key }} order by {{ valid_from }}) as next_from
         from {{ model }}
+        where {{ entity_key }} is not null
     ) as ordered
     where next_from < {{ valid_to }}
 {% endtest %}
@@ -27,6 +29,7 @@
             {{ valid_to }},
             lead({{ valid_from }}) over (partition by {{ entity_key }} order by {{ valid_from }}) as next_from
         from {{ model }}
+        where {{ entity_key }} is not null
     ) as ordered
     where (next_from is not null and next_from > {{ valid_to }})
         or (next_from is null and {{ valid_to }} != timestamp '9999-12-31 00:00:00')
@@ -41,6 +44,7 @@
         count_if({{ is_current }}) as current_versions,
         max_by({{ is_deleted }}, {{ valid_to }}) as last_is_deleted
     from {{ model }}
+    where {{ entity_key }} is not null
     group by {{ entity_key }}
     having count_if({{ is_current }}) != case when max_by({{ is_deleted }}, {{ valid_to }}) then 0 else 1 end
         or count_if({{ is_current }} and {{ valid_to }} != timestamp '9999-12-31 00:00:00') > 0

@@ -93,3 +93,36 @@ def simulated(tmp_path_factory: pytest.TempPathFactory):
         return made[key]
 
     return make
+
+
+#: the knobs of the end-to-end run shared by the dimension and gold tests
+WAREHOUSE_KNOBS = {"seed": 21, "scale": 50, "batches": 4, "changes_per_batch": 60,
+                   "multi_change_rate": 0.4, "tie_rate": 0.1, "late_rate": 0.15,
+                   "redeliver_rate": 0.05, "malformed_rate": 0.02, "add_column_at_batch": 0}
+WAREHOUSE_TABLES = {
+    "dimensions": ["dim_customer", "dim_product"],
+    "snapshots": ["snp_customer", "snp_product"],
+    "gold": ["fct_orders", "fct_order_items", "mart_daily_revenue_by_country",
+             "mart_customer_lifetime_value", "mart_product_performance"],
+}
+
+
+@pytest.fixture(scope="session")
+def warehouse_run(spark, simulated, tmp_path_factory):
+    """Land the batches one by one and `dbt build` the whole project after each
+    (models, snapshots, tests: a failing dbt test fails here); keep every
+    dimension, snapshot and gold table as it was after each batch."""
+    from cdc_helpers import Scenario
+
+    sim = simulated(**WAREHOUSE_KNOBS)
+    base = tmp_path_factory.mktemp("warehouse")
+    scenario = Scenario(sim, base / "landing", "t_wh", target_path=base / "target")
+    captures = []
+    for batch in range(WAREHOUSE_KNOBS["batches"] + 1):
+        scenario.land(batch)
+        scenario.build("fqn:*")
+        captures.append({
+            name: [row.asDict() for row in spark.table(f"t_wh_{layer}.{name}").collect()]
+            for layer, names in WAREHOUSE_TABLES.items() for name in names
+        })
+    return scenario, captures

@@ -10,6 +10,8 @@ from cdc_helpers import CLEANING
 from lakehouse_cdc.simulator import TABLES, read_versions
 
 OPEN_END = "9999-12-31 00:00:00.000000"
+#: full-load versions reach back to the start of time
+FULL_LOAD_START = "1900-01-01 00:00:00.000000"
 
 #: dimension -> (entity key, [(table, attribute columns)], tracked columns)
 DIMENSIONS = {
@@ -42,7 +44,9 @@ def full_history(sim: Path, dim: str, batch: int) -> dict[tuple, dict]:
     events = defaultdict(list)
     for index, (table, columns) in enumerate(sources):
         for v in _delivered(sim, table, batch):
-            events[v[key]].append((*_order(v), index, v["op"], _clean(table, v, columns)))
+            phase, ts, seq = _order(v)
+            ts = FULL_LOAD_START if phase == 0 else ts
+            events[v[key]].append((phase, ts, seq, index, v["op"], _clean(table, v, columns)))
     out = {}
     for key_value, evs in events.items():
         evs.sort(key=lambda e: (e[0], e[1], e[2], e[3]))

@@ -7,53 +7,45 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import pytest
-from cdc_helpers import Scenario, canon, diff
+from cdc_helpers import canon, diff
+from conftest import WAREHOUSE_KNOBS
 from lakehouse_cdc.simulator import read_versions
 from scd_truth import DIMENSIONS, OPEN_END, SnapshotModel, full_history
 
-KNOBS = {"seed": 21, "scale": 50, "batches": 4, "changes_per_batch": 60,
-         "multi_change_rate": 0.4, "tie_rate": 0.1, "late_rate": 0.15, "redeliver_rate": 0.05,
-         "malformed_rate": 0.02, "add_column_at_batch": 0}
-BATCHES = range(KNOBS["batches"] + 1)
-SELECT = "+dim_customer +dim_product +snp_customer +snp_product"
 SNAPSHOTS = {"dim_customer": "snp_customer", "dim_product": "snp_product"}
+BATCHES = range(WAREHOUSE_KNOBS["batches"] + 1)
 
 
-def _rows(spark, table: str, dim: str, sk: bool = False) -> dict[tuple, dict]:
+def _rows(rows: list[dict], dim: str, sk: bool = False) -> dict[tuple, dict]:
+    """Versions of a dimension or snapshot, keyed by (business key, rec_eff_dt)."""
     key, _sources, tracked = DIMENSIONS[dim]
     out = {}
-    extra = ", is_current" if not table.endswith(("snp_customer", "snp_product")) else ""
-    for row in spark.sql(f"select * from {table}").collect():
+    for row in rows:
+        if row[key] is None:
+            continue  # the unknown member
         record = {c: canon(row[c]) for c in tracked}
-        record["rec_exp_dt"] = canon(row.rec_exp_dt)
-        record["is_deleted"] = row.is_deleted
-        if extra:
-            record["is_current"] = row.is_current
+        record["rec_exp_dt"] = canon(row["rec_exp_dt"])
+        record["is_deleted"] = row["is_deleted"]
+        if "is_current" in row:
+            record["is_current"] = row["is_current"]
         if sk:
             record["sk"] = row[f"{dim.removeprefix('dim_')}_sk"]
-        ident = (str(row[key]), canon(row.rec_eff_dt))
-        assert ident not in out, f"{table}: two versions {ident}"
+        ident = (str(row[key]), canon(row["rec_eff_dt"]))
+        assert ident not in out, f"{dim}: two versions {ident}"
         out[ident] = record
     return out
 
 
 @pytest.fixture(scope="module")
-def built(spark, simulated, tmp_path_factory):
-    sim = simulated(**KNOBS)
-    base = tmp_path_factory.mktemp("dims")
-    scenario = Scenario(sim, base / "landing", "t_dims", target_path=base / "target")
-    history, snapshots = [], []
-    for batch in BATCHES:
-        scenario.land(batch)
-        scenario.build(SELECT)  # also runs the SCD2 generic tests: a failure fails here
-        history.append({d: _rows(spark, f"t_dims_dimensions.{d}", d, sk=True) for d in DIMENSIONS})
-        snapshots.append({d: _rows(spark, f"t_dims_snapshots.{s}", d)
-                          for d, s in SNAPSHOTS.items()})
+def built(warehouse_run):
+    scenario, captures = warehouse_run
+    history = [{d: _rows(c[d], d, sk=True) for d in DIMENSIONS} for c in captures]
+    snapshots = [{d: _rows(c[s], d) for d, s in SNAPSHOTS.items()} for c in captures]
     return scenario, history, snapshots
 
 
 def test_scenario_exercises_history(simulated):
-    sim = simulated(**KNOBS)
+    sim = simulated(**WAREHOUSE_KNOBS)
     per_batch_key = Counter((v["batch"], v["customer_id"])
                             for v in read_versions(sim, "customer_address") if v["batch"] != "0")
     assert any(n > 1 for n in per_batch_key.values()), "no key changed twice in one batch"
@@ -105,11 +97,21 @@ def test_snapshot_dimension_equals_truth_as_of_each_run(built, dim):
     assert max(by_key.values()) > 1, "snapshot never made a second version"
 
 
+def test_unknown_member_row(built, spark):
+    for dim, (key, _sources, _tracked) in DIMENSIONS.items():
+        sk = f"{dim.removeprefix('dim_')}_sk"
+        rows = spark.sql(f"select {sk}, rec_eff_dt, rec_exp_dt from t_wh_dimensions.{dim} "
+                         f"where {key} is null").collect()
+        assert [(r[0], canon(r[1]), canon(r[2])) for r in rows] == [
+            ("-1", "1900-01-01 00:00:00.000000", OPEN_END)]
+
+
 def test_rebuild_without_new_files_keeps_dimensions(built, spark):
     scenario, history, _ = built
-    scenario.build(SELECT)
+    scenario.build("fqn:*")
     for dim in DIMENSIONS:
-        assert _rows(spark, f"t_dims_dimensions.{dim}", dim, sk=True) == history[-1][dim]
+        rows = [r.asDict() for r in spark.table(f"t_wh_dimensions.{dim}").collect()]
+        assert _rows(rows, dim, sk=True) == history[-1][dim]
 
 
 def test_snapshot_kind_dimension_view(built, spark):
@@ -122,7 +124,7 @@ def test_snapshot_kind_dimension_view(built, spark):
     finally:
         scenario.vars = {}
     for dim in DIMENSIONS:
-        rows = _rows(spark, f"t_dims_dimensions.{dim}", dim)
+        rows = _rows([r.asDict() for r in spark.table(f"t_wh_dimensions.{dim}").collect()], dim)
         assert {k: {c: v for c, v in r.items() if c != "is_current"} for k, r in rows.items()} \
             == snapshots[-1][dim]
         for row in rows.values():

@@ -1,0 +1,178 @@
+"""Gold against the simulator's truth: each fact carries the dimension
+version valid at the order time (or the unknown member until it arrives);
+mart aggregates equal the same aggregates computed in Python from the truth;
+contracts reject a model whose columns drift."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+from cdc_helpers import CLEANING, canon
+from conftest import WAREHOUSE_KNOBS
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+from lakehouse_cdc.simulator import read_state_after
+from scd_truth import full_history
+
+BATCHES = range(WAREHOUSE_KNOBS["batches"] + 1)
+CENT = Decimal("0.01")
+
+
+def _valid_at(history: dict[tuple, dict], key: str, at: str) -> dict | None:
+    for (k, start), row in history.items():
+        if k == key and start <= at < row["rec_exp_dt"] and not row["is_deleted"]:
+            return row
+    return None
+
+
+def _truth(sim, batch: int) -> dict:
+    """Facts and marts as the truth says they must be after `batch`."""
+    orders = {o["order_id"]: {**o, "status": CLEANING["orders"]["status"](o["status"])}
+              for o in read_state_after(sim, "orders", batch)}
+    items = read_state_after(sim, "order_items", batch)
+    customers = full_history(sim, "dim_customer", batch)
+    products = full_history(sim, "dim_product", batch)
+    amount = defaultdict(Decimal)
+    lines = defaultdict(int)
+    for item in items:
+        amount[item["order_id"]] += Decimal(item["quantity"]) * Decimal(item["unit_price"])
+        lines[item["order_id"]] += 1
+    facts = {}
+    for order_id, order in orders.items():
+        version = _valid_at(customers, order["customer_id"], order["order_ts"])
+        facts[order_id] = {
+            "customer": None if version is None else {c: version[c] for c in ("city", "country",
+                                                                              "first_name")},
+            "amount": amount[order_id].quantize(CENT), "lines": lines[order_id],
+            "cancelled": order["status"] == "CANCELLED"}
+    item_facts = {}
+    for item in items:
+        order = orders.get(item["order_id"])
+        version = None if order is None else _valid_at(products, item["product_id"],
+                                                       order["order_ts"])
+        item_facts[(item["order_id"], item["line_no"])] = (
+            None if version is None else {c: version[c] for c in ("product_name", "unit_price")})
+    by_country = defaultdict(lambda: [0, Decimal(0)])
+    by_customer = defaultdict(list)
+    by_product = defaultdict(lambda: [0, Decimal(0), set()])
+    for order_id, order in orders.items():
+        fact = facts[order_id]
+        if fact["cancelled"]:
+            continue
+        country = (fact["customer"] or {}).get("country") or "Unknown"
+        cell = by_country[(order["order_ts"][:10], country)]
+        cell[0] += 1
+        cell[1] += fact["amount"]
+        by_customer[order["customer_id"]].append((order["order_ts"], fact["amount"]))
+    for item in items:
+        order = orders.get(item["order_id"])
+        if order is None or facts[item["order_id"]]["cancelled"]:
+            continue
+        cell = by_product[(item["product_id"], order["order_ts"][:7] + "-01")]
+        cell[0] += int(item["quantity"])
+        cell[1] += Decimal(item["quantity"]) * Decimal(item["unit_price"])
+        cell[2].add(item["order_id"])
+    return {
+        "facts": facts, "item_facts": item_facts,
+        "country": {k: (n, r.quantize(CENT)) for k, (n, r) in by_country.items()},
+        "ltv": {c: (len(v), sum(a for _, a in v).quantize(CENT),
+                    (sum(a for _, a in v) / len(v)).quantize(CENT, ROUND_HALF_UP),
+                    min(t for t, _ in v), max(t for t, _ in v)) for c, v in by_customer.items()},
+        "product": {k: (u, r.quantize(CENT), len(o)) for k, (u, r, o) in by_product.items()},
+    }
+
+
+@pytest.fixture(scope="module")
+def truths(warehouse_run):
+    scenario, _ = warehouse_run
+    return [_truth(scenario.sim_dir, batch) for batch in BATCHES]
+
+
+def test_facts_carry_the_dimension_version_valid_at_order_time(warehouse_run, truths):
+    _, captures = warehouse_run
+    unknown_then_resolved: set[str] = set()
+    previous_unknown: set[str] = set()
+    for batch in BATCHES:
+        dims = {r["customer_sk"]: r for r in captures[batch]["dim_customer"]}
+        expected = truths[batch]["facts"]
+        actual = {}
+        for fact in captures[batch]["fct_orders"]:
+            version = dims[fact["customer_sk"]]  # every fact joins a dimension row
+            actual[str(fact["order_id"])] = {
+                "customer": None if fact["customer_sk"] == "-1" else
+                {c: canon(version[c]) for c in ("city", "country", "first_name")},
+                "amount": fact["order_amount"], "lines": fact["line_count"],
+                "cancelled": fact["is_cancelled"]}
+        assert actual == expected, f"batch {batch}"
+        unknown = {k for k, v in actual.items() if v["customer"] is None}
+        unknown_then_resolved |= {k for k in previous_unknown - unknown if k in actual}
+        previous_unknown = unknown
+    assert unknown_then_resolved, "no order went from the unknown member to its customer"
+
+
+def test_order_lines_carry_the_product_version_valid_at_order_time(warehouse_run, truths):
+    _, captures = warehouse_run
+    for batch in BATCHES:
+        dims = {r["product_sk"]: r for r in captures[batch]["dim_product"]}
+        actual = {}
+        for fact in captures[batch]["fct_order_items"]:
+            version = dims[fact["product_sk"]]
+            actual[(str(fact["order_id"]), str(fact["line_no"]))] = (
+                None if fact["product_sk"] == "-1" else
+                {c: canon(version[c]) for c in ("product_name", "unit_price")})
+        assert actual == truths[batch]["item_facts"], f"batch {batch}"
+    # the point-in-time join matters: some lines see a price their product no longer has
+    scenario, _ = warehouse_run
+    history = full_history(scenario.sim_dir, "dim_product", BATCHES[-1])
+    current = {k: r for (k, _), r in history.items() if r["is_current"]}
+    assert any(v is not None and k[0] and current.get(_product_of(captures, k)) is not None
+               and current[_product_of(captures, k)]["unit_price"] != v["unit_price"]
+               for k, v in truths[-1]["item_facts"].items())
+
+
+def _product_of(captures, line: tuple[str, str]) -> str:
+    for fact in captures[-1]["fct_order_items"]:
+        if (str(fact["order_id"]), str(fact["line_no"])) == line:
+            return str(fact["product_id"])
+    raise KeyError(line)
+
+
+def test_marts_equal_aggregates_of_the_truth(warehouse_run, truths):
+    _, captures = warehouse_run
+    for batch in BATCHES:
+        truth = truths[batch]
+        country = {(canon(r["order_date"]), r["country"]): (r["order_count"], r["revenue"])
+                   for r in captures[batch]["mart_daily_revenue_by_country"]}
+        assert country == truth["country"], f"batch {batch}"
+        ltv = {str(r["customer_id"]): (r["order_count"], r["lifetime_revenue"],
+                                       r["average_order_value"], canon(r["first_order_at"]),
+                                       canon(r["last_order_at"]))
+               for r in captures[batch]["mart_customer_lifetime_value"]}
+        assert ltv == truth["ltv"], f"batch {batch}"
+        product = {(str(r["product_id"]), canon(r["month_start"])): (
+            r["units_sold"], r["revenue"], r["order_count"])
+            for r in captures[batch]["mart_product_performance"]}
+        assert product == truth["product"], f"batch {batch}"
+    assert len(truths[-1]["country"]) > 5
+
+
+@pytest.mark.parametrize(("old", "new", "what"), [
+    ("cast(count(*) as bigint) as order_count", "cast(count(*) as int) as order_count",
+     "a type change"),
+    ("        max(order_ts) as last_order_at\n", "        max(order_ts) as last_order_at,\n"
+     "        count(*) as extra_column\n", "an added column"),
+])
+def test_contract_rejects_a_drifting_model(warehouse_run, project_copy, tmp_path, old, new,
+                                           what):
+    scenario, _ = warehouse_run
+    project = project_copy()
+    model = project / "models" / "gold" / "sales" / "mart_customer_lifetime_value.sql"
+    text = model.read_text()
+    assert old in text
+    model.write_text(text.replace(old, new))
+    with pytest.raises(DbtError) as failure:
+        run_dbt(["run", "--select", "mart_customer_lifetime_value"], project_dir=project,
+                schema=scenario.schema, vars={"landing_root": str(scenario.landing)},
+                target_path=tmp_path / "target")
+    assert "contract" in str(failure.value).lower(), f"{what}: {failure.value}"
