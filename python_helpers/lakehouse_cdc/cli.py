@@ -4,6 +4,7 @@
     lakehouse simulate   write DMS change files + ground truth
     lakehouse dbt ARGS   run dbt in-process with the project's settings
     lakehouse bench      time a CDC batch against two table sizes
+    lakehouse quality    Great Expectations suites + Data Docs
     lakehouse jars       put the Iceberg runtime jars in place
 """
 
@@ -93,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     dbt.add_argument("dbt_args", nargs=argparse.REMAINDER, help="arguments for dbt")
     dbt.set_defaults(func=_cmd_dbt)
 
+    sub.add_parser("quality", help="Great Expectations suites on silver and gold, with "
+                   "Data Docs", add_help=False)
     bench = sub.add_parser("bench", help="time one CDC batch against two table sizes",
                            add_help=False)
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
@@ -109,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:
         # its own parser, so that `lakehouse bench --help` shows its options
         return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
+    if argv[:1] == ["quality"]:
+        from lakehouse_cdc.quality import main as quality_main
+
+        return quality_main(argv[1:])
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 

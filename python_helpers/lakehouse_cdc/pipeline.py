@@ -138,10 +138,18 @@ def run(options: RunOptions) -> int:
         _say("dbt " + " ".join(build))
         run_dbt(build, schema=options.schema, quiet=False)
     print_summary(run_summary(spark, options.schema, started))
+    from lakehouse_cdc.quality import load_suites, run_suites
+
+    _say("validating silver and gold with Great Expectations")
+    report = run_suites(spark, load_suites(), options.schema, home / "quality")
+    print(report.summary())
     _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
     _say(f"metastore (Derby):     {home / 'metastore_db'}")
     _say(f"landing (DMS files):   {landing}")
     _say(f"schemas: {options.schema}_bronze, {options.schema}_silver, "
          f"{options.schema}_snapshots, {options.schema}_gold")
+    if not report.passed:
+        _say("FAILED: a Great Expectations suite is below its threshold (see above)")
+        return 1
     _say(f"done in {time.time() - started:.0f}s ({json.dumps(asdict(options))})")
     return 0

@@ -1,0 +1,139 @@
+"""Project structure (every model documented and tested, names hold the
+scheme, source() only where bronze is read, gold reads through ref()) and
+dbt tests that catch broken data (duplicate key, fact without dimension)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from lakehouse_cdc.dbt_runner import run_dbt
+
+NAMING = {
+    "silver": r"^(slv_[a-z0-9]+__[a-z0-9_]+|int_[a-z0-9]+__[a-z0-9_]+)$",
+    "dimensions": r"^dim_[a-z0-9_]+$",
+    "gold": r"^(fct|dim|mart)_[a-z0-9_]+$",
+}
+
+
+@pytest.fixture(scope="module")
+def manifest(spark, tmp_path_factory):
+    target = tmp_path_factory.mktemp("parse")
+    run_dbt(["parse"], target_path=target)
+    return json.loads((target / "manifest.json").read_text())
+
+
+def _models(manifest):
+    return [n for n in manifest["nodes"].values() if n["resource_type"] in ("model", "snapshot")]
+
+
+def test_every_model_and_column_is_documented(manifest):
+    missing = []
+    for node in _models(manifest):
+        if not node["description"].strip():
+            missing.append(node["unique_id"])
+        if not node["columns"]:
+            missing.append(f"{node['unique_id']}: no columns documented")
+        missing += [f"{node['unique_id']}.{c}" for c, v in node["columns"].items()
+                    if not v["description"].strip()]
+    for source in manifest["sources"].values():
+        if not source["description"].strip():
+            missing.append(source["unique_id"])
+        missing += [f"{source['unique_id']}.{c}" for c, v in source["columns"].items()
+                    if not v["description"].strip()]
+    assert not missing, missing
+
+
+def test_every_model_has_a_tested_primary_key(manifest):
+    tested: dict[str, set] = {}
+    for node in manifest["nodes"].values():
+        if node["resource_type"] != "test":
+            continue
+        name = node["test_metadata"]["name"] if node.get("test_metadata") else "singular"
+        for parent in node["depends_on"]["nodes"]:
+            tested.setdefault(parent, set()).add(name)
+    untested = []
+    for node in _models(manifest):
+        if node["resource_type"] == "snapshot":
+            continue
+        kinds = tested.get(node["unique_id"], set())
+        if not ({"unique", "unique_combination"} & kinds):
+            untested.append(node["unique_id"])
+    assert not untested, f"models without a uniqueness test: {untested}"
+
+
+def test_names_follow_the_layer_scheme(manifest):
+    wrong = []
+    for node in _models(manifest):
+        if node["resource_type"] != "model":
+            continue
+        layer = node["fqn"][1]
+        pattern = NAMING.get(layer)
+        if pattern is None or not re.match(pattern, node["name"]):
+            wrong.append((layer, node["name"]))
+    assert not wrong, wrong
+
+
+def test_source_only_in_the_bronze_reading_layer_and_gold_reads_through_ref(manifest):
+    offenders = []
+    for node in _models(manifest):
+        if node["resource_type"] != "model":
+            continue
+        sources = [d for d in node["depends_on"]["nodes"] if d.startswith("source.")]
+        if sources and node["fqn"][1:3] != ["silver", "retail"]:
+            offenders.append((node["name"], "source() outside silver/retail"))
+        if node["fqn"][1] == "gold":
+            for parent in node["depends_on"]["nodes"]:
+                parent_node = manifest["nodes"].get(parent)
+                layer = parent_node["fqn"][1] if parent_node else "source"
+                if parent_node and parent_node["resource_type"] == "snapshot":
+                    continue
+                if layer not in ("silver", "dimensions", "gold"):
+                    offenders.append((node["name"], f"reads {parent}"))
+    assert not offenders, offenders
+
+
+def test_every_source_has_freshness(manifest):
+    stale = [s["unique_id"] for s in manifest["sources"].values()
+             if not (s.get("freshness") or {}).get("error_after", {}).get("count")
+             or not s.get("loaded_at_field")]
+    assert not stale, stale
+
+
+def _test_outcomes(model: str, scenario) -> dict[str, str]:
+    result = run_dbt(["test", "--select", model], schema=scenario.schema,
+                     vars={"landing_root": str(scenario.landing)},
+                     target_path=scenario.target_path, expect_success=False)
+    return {r.node.name: str(r.status) for r in result.result.results}
+
+
+def test_duplicate_key_in_silver_fails_its_test(warehouse_run, spark):
+    scenario, _ = warehouse_run
+    table = f"{scenario.schema}_silver.slv_retail__orders"
+    before = _test_outcomes("slv_retail__orders", scenario)
+    assert all(s == "pass" for s in before.values()), before
+    original = spark.sql(f"select * from {table} limit 1")
+    row = original.collect()
+    original = spark.createDataFrame(row, original.schema)
+    original.writeTo(table).append()  # the duplicate
+    try:
+        outcomes = _test_outcomes("slv_retail__orders", scenario)
+    finally:
+        spark.sql(f"delete from {table} where order_id = {row[0].order_id}")
+        original.writeTo(table).append()
+    assert outcomes["unique_slv_retail__orders_order_id"] == "fail"
+
+
+def test_fact_without_dimension_fails_its_test(warehouse_run, spark):
+    scenario, _ = warehouse_run
+    table = f"{scenario.schema}_gold.fct_orders"
+    spark.sql(f"insert into {table} select order_id + 100000000, customer_id, 'no-such-version', "
+              f"order_ts, order_date, date_key, status, is_cancelled, line_count, order_amount "
+              f"from {table} limit 1")
+    try:
+        outcomes = _test_outcomes("fct_orders", scenario)
+    finally:
+        spark.sql(f"delete from {table} where customer_sk = 'no-such-version'")
+    failing = {name for name, status in outcomes.items() if status == "fail"}
+    assert failing == {"relationships_fct_orders_customer_sk__customer_sk__ref_dim_customer_"}
