@@ -69,5 +69,9 @@
             cache (the Iceberg session catalog does not invalidate it): refresh -#}
         {%- do run_query('refresh table ' ~ table) -%}
     {%- endfor -%}
-    {%- do run_query('create or replace view ' ~ node.schema ~ '.' ~ base ~ ' as ' ~ bronze_select(node)) -%}
+    {#- drop + create rather than `create or replace`: the latter's existence
+        check through the Iceberg session catalog once raced into
+        "AlreadyExistsException" on a fresh metastore -#}
+    {%- do run_query('drop view if exists ' ~ node.schema ~ '.' ~ base) -%}
+    {%- do run_query('create view ' ~ node.schema ~ '.' ~ base ~ ' as ' ~ bronze_select(node)) -%}
 {% endmacro %}

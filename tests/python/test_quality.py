@@ -105,7 +105,8 @@ def _test_outcomes(model: str, scenario) -> dict[str, str]:
     result = run_dbt(["test", "--select", model], schema=scenario.schema,
                      vars={"landing_root": str(scenario.landing)},
                      target_path=scenario.target_path, expect_success=False)
-    return {r.node.name: str(r.status) for r in result.result.results}
+    return {r.node.name: str(r.status) for r in result.result.results
+            if r.node.resource_type == "test"}
 
 
 def test_duplicate_key_in_silver_fails_its_test(warehouse_run, spark):
