@@ -88,7 +88,7 @@ def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
         f"select model_name, sum(files_read) files, sum(rows_read) read, "
         f"sum(rows_applied) applied, sum(rows_superseded) superseded, "
         f"sum(rows_quarantined) quarantined, max_by(snapshot_id, finished_at) snapshot "
-        f"from {table} where finished_at >= timestamp_seconds({since}) "
+        f"from {table} where finished_at >= timestamp_millis({int(since * 1000)}) "
         f"group by model_name order by model_name"
     ).collect()
     return [r.asDict() for r in rows]
@@ -146,8 +146,9 @@ def run(options: RunOptions) -> int:
     _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
     _say(f"metastore (Derby):     {home / 'metastore_db'}")
     _say(f"landing (DMS files):   {landing}")
-    _say(f"schemas: {options.schema}_bronze, {options.schema}_silver, "
-         f"{options.schema}_snapshots, {options.schema}_gold")
+    _say("schemas: " + ", ".join(f"{options.schema}_{layer}" for layer in
+                                 ("bronze", "silver", "snapshots", "dimensions", "gold")))
+    _say("lineage: lakehouse dbt docs generate && dbt docs serve --profiles-dir profiles")
     if not report.passed:
         _say("FAILED: a Great Expectations suite is below its threshold (see above)")
         return 1

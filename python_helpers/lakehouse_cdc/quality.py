@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,13 +74,16 @@ def _expectation(name: str, kwargs: dict[str, Any]):
 
 def run_suites(spark: Any, suites: dict[str, Any], schema: str, out_dir: Path,
                data_docs: bool = True) -> QualityReport:
-    os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bars per metric
     import great_expectations as gx
 
     out_dir = Path(out_dir)
     results_dir = out_dir / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     context = gx.get_context(mode="file", project_root_dir=str(out_dir))
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context.variables.progress_bars = ProgressBarsConfig(globally=False,
+                                                         metric_calculations=False)
     source = (context.data_sources.get("spark") if "spark" in context.data_sources.all()
               else context.data_sources.add_spark(name="spark"))
     reports = []
