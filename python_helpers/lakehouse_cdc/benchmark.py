@@ -35,8 +35,9 @@ def _bench_one(spark: Any, scale: int, changes: int, schema: str, root: Path) ->
     rows = []
     for node in result.result.results:
         name = node.node.name
-        if node.node.config.get("incremental_strategy") != "cdc_merge":
-            continue  # views over silver: nothing applied
+        config = node.node.config
+        if node.node.resource_type != "model" or config.get("materialized") != "incremental":
+            continue  # hooks and views over silver: nothing applied
         audit = spark.sql(
             f"select rows_read from {schema}_silver.cdc_run_audit where model_name = '{name}' "
             f"order by finished_at desc limit 1").collect()[0]
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         from lakehouse_cdc.spark import get_spark
 
         spark = get_spark()
+        print("[bench] warm-up run (JIT, caches), not reported", flush=True)
+        _bench_one(spark, 100, min(args.changes, 50), "bench_warmup", root)
         results = []
         for scale in (args.small, args.large):
             results += _bench_one(spark, scale, args.changes, f"bench_{scale}", root)
