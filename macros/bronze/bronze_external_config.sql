@@ -34,10 +34,23 @@
             "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.full_load_op is '"
             ~ merged['full_load_op'] ~ "'; set it to 'included' (IncludeOpForFullLoad=true) or 'absent'") -%}
     {%- endif -%}
-    {%- if not source_node.columns -%}
+    {%- if not bronze_file_columns(source_node) -%}
         {%- do exceptions.raise_compiler_error(
             "source " ~ source_node.source_name ~ "." ~ source_node.name
             ~ ": declare its columns (in file order, with data_type) in the source YAML") -%}
     {%- endif -%}
     {{ return(merged) }}
+{% endmacro %}
+
+{#
+    The columns of a bronze source table that are in its files: the YAML's
+    columns without the `_cdc_*` ones, which bronze_select() adds and the YAML
+    only documents.
+#}
+{% macro bronze_file_columns(source_node) %}
+    {%- set columns = [] -%}
+    {%- for column in source_node.columns.values() if not column.name.startswith('_cdc_') -%}
+        {%- do columns.append(column) -%}
+    {%- endfor -%}
+    {{ return(columns) }}
 {% endmacro %}

@@ -22,7 +22,7 @@
     {%- set cfg = bronze_external_config(source_node) -%}
     {%- set schema = source_node.schema -%}
     {%- set base = source_node.identifier or source_node.name -%}
-    {%- set columns = source_node.columns.keys() | list -%}
+    {%- set columns = bronze_file_columns(source_node) | map(attribute='name') | list -%}
     {%- set parts = [] -%}
     {%- for phase in [0, 1] -%}
         {%- set table = schema ~ '.' ~ base ~ ('__load' if phase == 0 else '__cdc') -%}

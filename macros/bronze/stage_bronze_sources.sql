@@ -30,7 +30,7 @@
 {% macro _stage_bronze_table(node) %}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set base = node.identifier or node.name -%}
-    {%- set columns = node.columns.keys() | list -%}
+    {%- set columns = bronze_file_columns(node) | map(attribute='name') | list -%}
     {%- do run_query('create database if not exists ' ~ node.schema) -%}
     {%- for phase in ['load', 'cdc'] -%}
         {%- set table = node.schema ~ '.' ~ base ~ '__' ~ phase -%}

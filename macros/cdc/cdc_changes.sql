@@ -18,7 +18,7 @@
         {#- parsing: the graph is not there yet -#}
         {{ return('select 1 as _cdc_placeholder') }}
     {%- endif -%}
-    {%- set columns = node.columns.values() | list -%}
+    {%- set columns = bronze_file_columns(node) -%}
     {%- set produced = ['_cdc_phase', '_cdc_op', '_cdc_commit_ts', '_cdc_change_seq', '_cdc_file',
                         '_cdc_file_modified_at', '_cdc_row'] + (columns | map(attribute='name') | list) -%}
     {%- set cfg = cdc_config(check_columns=none) if config.get('incremental_strategy') == 'cdc_merge' else none -%}
