@@ -7,9 +7,12 @@
 #      and the python_helpers package are unchanged since the last install)
 #   3. the Iceberg Spark runtime jar plus the relocated Jackson classes it
 #      lacks, in .jars/ (skipped when present)
+#   4. with LAKEHOUSE_BROWSER=1 (set by scripts/test.sh): Debian's chromium,
+#      only if /usr/bin/chromium is missing, for the dbt-docs browser test
 #
 # Environment knobs: LAKEHOUSE_VENV (virtualenv path), LAKEHOUSE_HOME
-# (warehouse + metastore + landing files), PYTHON (interpreter to use).
+# (warehouse + metastore + landing files), PYTHON (interpreter to use),
+# LAKEHOUSE_BROWSER (1: install the browser too).
 set -euo pipefail
 
 LAKEHOUSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,10 +23,10 @@ log() { printf '[bootstrap] %s\n' "$*" >&2; }
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# only called when something is missing, so refreshing the index each time
+# costs nothing on a machine that already has everything
 apt_install() {
-    if [ ! -f /tmp/.lakehouse-apt-updated ]; then
-        as_root apt-get update -qq >&2 && touch /tmp/.lakehouse-apt-updated
-    fi
+    as_root apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >&2
 }
 
@@ -36,6 +39,11 @@ fi
 if [ ! -f /usr/share/java/jarjar.jar ] && [ ! -f "$LAKEHOUSE_ROOT/.jars/iceberg-shaded-deps.jar" ]; then
     log "installing jarjar (libjarjar-java) from Debian"
     apt_install libjarjar-java
+fi
+
+if [ "${LAKEHOUSE_BROWSER:-0}" = 1 ] && [ ! -x /usr/bin/chromium ]; then
+    log "chromium not found: installing Debian's chromium (docs browser test)"
+    apt_install chromium
 fi
 
 # 2. virtualenv ---------------------------------------------------------
@@ -60,7 +68,7 @@ export VIRTUAL_ENV="$VENV"
 # 3. jars ---------------------------------------------------------------
 "$VENV/bin/python" -m lakehouse_cdc.jars --quiet
 
-# 4. environment shared by dbt and the helpers ---------------------------
+# 5. environment shared by dbt and the helpers ---------------------------
 export LAKEHOUSE_HOME="${LAKEHOUSE_HOME:-$LAKEHOUSE_ROOT/.lakehouse}"
 export DBT_PROFILES_DIR="${DBT_PROFILES_DIR:-$LAKEHOUSE_ROOT/profiles}"
 export DBT_PROJECT_DIR="${DBT_PROJECT_DIR:-$LAKEHOUSE_ROOT}"
