@@ -122,8 +122,8 @@ def _layer(unique_id: str) -> str:
     kind, name = unique_id.split(".")[0], unique_id.split(".")[-1]
     if kind == "source":
         return "bronze"
-    if kind == "exposure":
-        return "exposure"
+    if kind in ("exposure", "seed"):
+        return kind
     for prefix, layer in (("slv_", "silver"), ("int_", "silver"), ("snp_", "snapshots"),
                           ("dim_date", "gold"), ("dim_", "dimensions"),
                           ("fct_", "gold"), ("mart_", "gold")):

@@ -87,7 +87,7 @@ def test_source_only_in_the_bronze_reading_layer_and_gold_reads_through_ref(mani
             for parent in node["depends_on"]["nodes"]:
                 parent_node = manifest["nodes"].get(parent)
                 layer = parent_node["fqn"][1] if parent_node else "source"
-                if parent_node and parent_node["resource_type"] == "snapshot":
+                if parent_node and parent_node["resource_type"] in ("snapshot", "seed"):
                     continue
                 if layer not in ("silver", "dimensions", "gold"):
                     offenders.append((node["name"], f"reads {parent}"))

@@ -13,6 +13,10 @@ customers as (
     select * from {{ ref('dim_customer') }}
 ),
 
+statuses as (
+    select * from {{ ref('order_status') }}
+),
+
 order_totals as (
     select
         order_id,
@@ -31,12 +35,14 @@ final as (
         orders.order_date,
         cast(date_format(orders.order_date, 'yyyyMMdd') as int) as date_key,
         orders.status,
-        orders.status = 'CANCELLED' as is_cancelled,
+        coalesce(statuses.is_cancelled, false) as is_cancelled,
         cast(coalesce(order_totals.line_count, 0) as int) as line_count,
         cast(coalesce(order_totals.order_amount, 0) as decimal(18, 2)) as order_amount
     from orders
     left join order_totals
         on orders.order_id = order_totals.order_id
+    left join statuses
+        on orders.status = statuses.status
     left join customers
         on
             orders.customer_id = customers.customer_id
