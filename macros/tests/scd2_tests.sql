@@ -7,30 +7,14 @@
 
 {#- Versions of one key must not overlap. -#}
 {% test scd2_no_overlap(model, entity_key, valid_from='rec_eff_dt', valid_to='rec_exp_dt') %}
-    select * from (
-        select
-            {{ entity_key }},
-            {{ valid_from }},
-            {{ valid_to }},
-            lead({{ valid_from }}) over (partition by {{ entity_key }} order by {{ valid_from }}) as next_from
-        from {{ model }}
-        where {{ entity_key }} is not null
-    ) as ordered
+    select * from ({{ _scd2_with_next_from(model, entity_key, valid_from, valid_to) }}) as ordered
     where next_from < {{ valid_to }}
 {% endtest %}
 
 {#- Consecutive versions of one key must meet, and the last one stays open
     (a delete is a deleted-marker version, not a gap). -#}
 {% test scd2_no_gap(model, entity_key, valid_from='rec_eff_dt', valid_to='rec_exp_dt') %}
-    select * from (
-        select
-            {{ entity_key }},
-            {{ valid_from }},
-            {{ valid_to }},
-            lead({{ valid_from }}) over (partition by {{ entity_key }} order by {{ valid_from }}) as next_from
-        from {{ model }}
-        where {{ entity_key }} is not null
-    ) as ordered
+    select * from ({{ _scd2_with_next_from(model, entity_key, valid_from, valid_to) }}) as ordered
     where (next_from is not null and next_from > {{ valid_to }})
         or (next_from is null and {{ valid_to }} != timestamp '9999-12-31 00:00:00')
 {% endtest %}
@@ -55,3 +39,14 @@
     select * from {{ model }}
     where not ({{ valid_from }} < {{ valid_to }})
 {% endtest %}
+
+{#- Each version of a (non-null) key with the start of the next one. -#}
+{% macro _scd2_with_next_from(model, entity_key, valid_from, valid_to) %}
+    select
+        {{ entity_key }},
+        {{ valid_from }},
+        {{ valid_to }},
+        lead({{ valid_from }}) over (partition by {{ entity_key }} order by {{ valid_from }}) as next_from
+    from {{ model }}
+    where {{ entity_key }} is not null
+{% endmacro %}
