@@ -3,8 +3,17 @@
 
     Read from the source's `meta.external` (source level), overridden by the
     table's `meta.external`. See models/bronze/dms/_dms__sources.yml.
+
+    format: csv | parquet (AWS DMS) or debezium (JSON lines as written by
+    Debezium's ExtractNewRecordState with add.fields=op,source.ts_ms,lsn and
+    delete.tombstone.handling.mode=rewrite). The header-column defaults
+    follow the format: Op / dms_commit_ts / AR_H_CHANGE_SEQ for DMS,
+    __op / __source_ts_ms / __lsn / __deleted for Debezium.
 #}
 {% macro bronze_external_config(source_node) %}
+    {%- set given = {} -%}
+    {%- do given.update((source_node.source_meta or {}).get('external', {})) -%}
+    {%- do given.update((source_node.meta or {}).get('external', {})) -%}
     {%- set merged = {
         'format': 'csv',
         'location': source_node.source_name ~ '/' ~ source_node.name,
@@ -17,17 +26,30 @@
         'null_value': 'NULL',
         'options': {},
     } -%}
-    {%- do merged.update((source_node.source_meta or {}).get('external', {})) -%}
-    {%- do merged.update((source_node.meta or {}).get('external', {})) -%}
+    {%- if given.get('format') == 'debezium' -%}
+        {%- do merged.update({
+            'op_column': '__op',
+            'timestamp_column': '__source_ts_ms',
+            'sequence_column': '__lsn',
+            'deleted_column': '__deleted',
+            'timestamp_unit': 'micros',
+        }) -%}
+    {%- endif -%}
+    {%- do merged.update(given) -%}
     {%- set location = merged['location'] -%}
     {%- if not (location.startswith('/') or ':/' in location) -%}
         {%- set root = var('landing_root', env_var('LAKEHOUSE_LANDING', env_var('LAKEHOUSE_HOME', '.lakehouse') ~ '/landing')) -%}
         {%- do merged.update({'location': root ~ '/' ~ location}) -%}
     {%- endif -%}
-    {%- if merged['format'] not in ('csv', 'parquet') -%}
+    {%- if merged['format'] not in ('csv', 'parquet', 'debezium') -%}
         {%- do exceptions.raise_compiler_error(
             "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.format is '"
-            ~ merged['format'] ~ "'; set it to 'csv' or 'parquet'") -%}
+            ~ merged['format'] ~ "'; set it to 'csv', 'parquet' (AWS DMS) or 'debezium'") -%}
+    {%- endif -%}
+    {%- if merged['format'] == 'debezium' and merged['timestamp_unit'] not in ('micros', 'millis') -%}
+        {%- do exceptions.raise_compiler_error(
+            "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.timestamp_unit is '"
+            ~ merged['timestamp_unit'] ~ "'; set it to 'micros' (timestamp(6), MicroTimestamp) or 'millis'") -%}
     {%- endif -%}
     {%- if merged['full_load_op'] not in ('included', 'absent') -%}
         {%- do exceptions.raise_compiler_error(

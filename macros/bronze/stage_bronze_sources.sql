@@ -35,7 +35,9 @@
     {%- for phase in ['load', 'cdc'] -%}
         {%- set table = node.schema ~ '.' ~ base ~ '__' ~ phase -%}
         {%- set header_columns = [cfg['timestamp_column'], cfg['sequence_column']] -%}
-        {%- if phase == 'cdc' or cfg['full_load_op'] == 'included' -%}
+        {%- if cfg['format'] == 'debezium' -%}
+            {%- set header_columns = [cfg['op_column']] + header_columns + [cfg['deleted_column']] -%}
+        {%- elif phase == 'cdc' or cfg['full_load_op'] == 'included' -%}
             {%- set header_columns = [cfg['op_column']] + header_columns -%}
         {%- endif -%}
         {%- set options = {
@@ -46,6 +48,9 @@
         {%- if cfg['format'] == 'csv' -%}
             {%- do options.update({'header': 'true', 'multiLine': 'true', 'escape': '"',
                                    'nullValue': cfg['null_value'], 'mode': 'PERMISSIVE'}) -%}
+        {%- elif cfg['format'] == 'debezium' -%}
+            {#- JSON lines; every column declared string, so numbers keep their text -#}
+            {%- do options.update({'mode': 'PERMISSIVE'}) -%}
         {%- else -%}
             {%- do options.update({'mergeSchema': 'true'}) -%}
         {%- endif -%}
@@ -57,7 +62,7 @@
                 `{{ column }}` string{{ ',' if not loop.last }}
                 {%- endfor %}
             )
-            using {{ cfg['format'] }}
+            using {{ 'json' if cfg['format'] == 'debezium' else cfg['format'] }}
             options (
                 {%- for key, value in options.items() %}
                 '{{ key }}' '{{ value | replace("'", "\\'") }}'{{ ',' if not loop.last }}

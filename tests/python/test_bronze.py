@@ -1,5 +1,6 @@
 """Bronze: the external tables over DMS files show every row the simulator
-wrote, with file and row, NULL kept apart from '', in CSV and Parquet; a new
+wrote, with file and row, NULL kept apart from '', in CSV and Parquet (and
+Debezium JSON lines); a new
 source table needs only a YAML entry (and a short SQL file for silver)."""
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def _stage(schema: str, landing: Path, project_dir: Path | None = None, **vars) 
 
 @pytest.mark.parametrize(
     ("fmt", "full_load_op", "csv_null"),
-    [("csv", "I", "empty"), ("csv", "absent", "NULL"), ("parquet", "I", "empty")],
+    [("csv", "I", "empty"), ("csv", "absent", "NULL"), ("parquet", "I", "empty"),
+     ("debezium", "I", "empty")],
 )
 def test_bronze_rows_equal_files_written(spark, schema, simulated, tmp_path, fmt, full_load_op,
                                          csv_null):
