@@ -21,7 +21,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     return run(RunOptions(scale=args.scale, batches=args.batches, seed=args.seed,
                           step=args.step, fresh=args.fresh, schema=args.schema,
-                          select=args.select))
+                          select=args.select, format=args.format))
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--schema", default="lakehouse",
                      help="schema prefix: <prefix>_bronze, _silver, ... (default lakehouse)")
     run.add_argument("--select", help="dbt selection for the build (default: everything)")
+    run.add_argument("--format", choices=("csv", "parquet", "debezium"), default="csv",
+                     help="sample change files: DMS csv or parquet, or Debezium JSON lines "
+                     "(default csv; changing it needs --fresh)")
     run.set_defaults(func=_cmd_run)
 
     from lakehouse_cdc.simulator.cli import DESCRIPTION, add_arguments

@@ -28,6 +28,7 @@ class RunOptions:
     fresh: bool = False
     schema: str = "lakehouse"
     select: str | None = None
+    format: str = "csv"
 
 
 def lakehouse_home() -> Path:
@@ -46,6 +47,8 @@ def _prepare_sample(home: Path, options: RunOptions) -> tuple[Path, int]:
 
     sim_dir = home / "sample"
     wanted = {"seed": options.seed, "scale": options.scale, "batches": options.batches}
+    if options.format != "csv":  # samples stamped before --format existed are CSV
+        wanted["format"] = options.format
     stamp = sim_dir / ".lakehouse-sample.json"
     if stamp.exists() and json.loads(stamp.read_text()) == wanted:
         _say(f"sample change files already generated in {sim_dir}")
@@ -55,10 +58,10 @@ def _prepare_sample(home: Path, options: RunOptions) -> tuple[Path, int]:
                 f"{sim_dir} holds a sample made with other settings "
                 f"({stamp.read_text().strip()}); rerun with --fresh to start over"
             )
-        _say(f"generating sample change files (seed {options.seed}, scale {options.scale}, "
-             f"{options.batches} CDC batches) in {sim_dir}")
+        _say(f"generating sample change files ({options.format}, seed {options.seed}, "
+             f"scale {options.scale}, {options.batches} CDC batches) in {sim_dir}")
         config = SimulationConfig(out=sim_dir, seed=options.seed, scale=options.scale,
-                                  batches=options.batches)
+                                  batches=options.batches, format=options.format)
         simulate(config, overwrite=True)
         stamp.write_text(json.dumps(wanted))
     manifest = read_manifest(sim_dir)
@@ -136,7 +139,8 @@ def run(options: RunOptions) -> int:
             count = _land(sim_dir, landing, batch)
             _say(f"landed batch {batch}: {count} file(s) into {landing}")
         _say("dbt " + " ".join(build))
-        run_dbt(build, schema=options.schema, quiet=False)
+        run_dbt(build, schema=options.schema, vars={"bronze_format": options.format},
+                quiet=False)
     print_summary(run_summary(spark, options.schema, started))
     from lakehouse_cdc.quality import load_suites, run_suites
 
@@ -145,7 +149,7 @@ def run(options: RunOptions) -> int:
     print(report.summary())
     _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
     _say(f"metastore (Derby):     {home / 'metastore_db'}")
-    _say(f"landing (DMS files):   {landing}")
+    _say(f"landing ({options.format} change files): {landing}")
     _say("schemas: " + ", ".join(f"{options.schema}_{layer}" for layer in
                                  ("bronze", "silver", "snapshots", "dimensions", "gold")))
     _say("lineage: lakehouse dbt docs generate && dbt docs serve --profiles-dir profiles")
