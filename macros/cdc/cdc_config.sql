@@ -5,7 +5,9 @@
       unique_key                  column or list of columns (required)
       cdc_sequence_by             columns ordering the changes of one key, in
                                   priority order (default: _cdc_phase,
-                                  _cdc_commit_ts, _cdc_change_seq)
+                                  _cdc_commit_ts, _cdc_change_seq for a DMS
+                                  source; _cdc_phase, _cdc_change_seq, the LSN
+                                  alone, for a Debezium source)
       cdc_operation_column        default _cdc_op
       cdc_operations              accepted operation values (default I, U, D)
       cdc_delete_when             SQL predicate marking a delete (default _cdc_op = 'D')
@@ -36,7 +38,7 @@
     {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
     {%- set cfg = {
         'keys': keys,
-        'sequence_by': _cdc_setting('cdc_sequence_by') or ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
+        'sequence_by': _cdc_setting('cdc_sequence_by') or _cdc_default_sequence(),
         'operation_column': _cdc_setting('cdc_operation_column') or '_cdc_op',
         'operations': _cdc_setting('cdc_operations') or ['I', 'U', 'D'],
         'delete_when': _cdc_setting('cdc_delete_when') or "_cdc_op = 'D'",
@@ -80,4 +82,17 @@
         {%- set value = config.get(key) -%}
     {%- endif -%}
     {{ return(value) }}
+{% endmacro %}
+
+{#- Log order of the model's bronze source: DMS writes a commit timestamp and
+    a change sequence (AR_H_CHANGE_SEQ) that breaks its ties; Debezium's LSN
+    alone is the commit order, and source.ts_ms can disagree with it. -#}
+{% macro _cdc_default_sequence() %}
+    {%- for unique_id in model.depends_on.nodes if unique_id.startswith('source.') and execute -%}
+        {%- set node = graph.sources.get(unique_id) -%}
+        {%- if node is not none and bronze_external_config(node)['format'] == 'debezium' -%}
+            {{ return(['_cdc_phase', '_cdc_change_seq']) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq']) }}
 {% endmacro %}

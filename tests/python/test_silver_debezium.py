@@ -60,3 +60,35 @@ def test_debezium_bad_rows_quarantined_and_all_rows_accounted(debezium, spark):
     for entry in read_files(scenario.sim_dir):
         written[SILVER[entry.table]] += entry.rows
     assert read == written
+
+
+def _json_lines(path: Path, rows: list[dict]) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_debezium_changes_order_by_lsn_not_commit_clock(spark, schema, tmp_path):
+    """Two updates of one product whose source.ts_ms runs backwards against
+    the log: the one later in the log (higher LSN) wins, as in the database."""
+    landing = tmp_path / "landing"
+    folder = landing / "retail" / "product"
+
+    def row(op, ts_ms, lsn, name, price):
+        return {"product_id": 1, "product_name": name, "category": "Tools", "unit_price": price,
+                "row_audit_ts": ts_ms * 1000, "__op": op, "__source_ts_ms": ts_ms,
+                "__lsn": lsn, "__deleted": "false"}
+
+    _json_lines(folder / "LOAD00000001.json", [row("r", 1735689600000, 0, "Hammer", "9.50")])
+    _json_lines(folder / "20250101-010000000.json", [
+        row("u", 1735693200500, 101, "Hammer v2", "10.00"),
+        row("u", 1735693200400, 102, "Hammer v3", "11.00"),  # clock went back 100 ms
+    ])
+    scenario = Scenario(Path("."), landing, schema, vars={"bronze_format": "debezium"},
+                        target_path=tmp_path / "target")
+    scenario.build("slv_retail__product")
+    rows = spark.sql(f"select product_name, unit_price, _cdc_change_seq "
+                     f"from {schema}_silver.slv_retail__product").collect()
+    assert [(r.product_name, str(r.unit_price), int(r._cdc_change_seq)) for r in rows] == [
+        ("Hammer v3", "11.00", 102)]
