@@ -4,13 +4,14 @@ tables with the simulator's ground truth (never with pipeline output)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from lakehouse_cdc.dbt_runner import run_dbt
-from lakehouse_cdc.simulator import TABLES, land_batch, read_state_after
+from lakehouse_cdc.simulator import TABLES, land_batch, read_rejects, read_state_after
 
 SILVER = {name: f"slv_retail__{name}" for name in TABLES}
 
@@ -85,6 +86,24 @@ def silver_state(spark, schema: str, table: str, where: str = "true"
         assert key not in out, f"{table}: key {key} appears twice in silver"
         out[key] = clean
     return out
+
+
+def assert_states_match_truth(sim_dir: Path, states: list[dict], table: str) -> None:
+    """`states[batch][table]` (silver after each batch) equals the truth then."""
+    for batch, state in enumerate(states):
+        expected = truth_state(sim_dir, table, batch)
+        assert state[table] == expected, f"batch {batch}: " + diff(expected, state[table])
+
+
+def quarantined_and_rejected(spark, scenario: Scenario) -> tuple[Counter, Counter]:
+    """(file name, row, reason) of the quarantined rows, and of the rejects the
+    simulator injected."""
+    models = "', '".join(SILVER.values())
+    got = Counter((Path(r.file_path).name, r.row_number, r.reason.split(":")[0]) for r in spark.sql(
+        f"select file_path, row_number, reason from {scenario.schema}_silver.cdc_quarantine "
+        f"where model_name in ('{models}')").collect())
+    expected = Counter((Path(r.file).name, r.row, r.reason) for r in read_rejects(scenario.sim_dir))
+    return got, expected
 
 
 def diff(expected: dict, actual: dict, limit: int = 5) -> str:

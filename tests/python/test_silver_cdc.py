@@ -8,7 +8,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from cdc_helpers import SILVER, Scenario, diff, silver_state, truth_state
+from cdc_helpers import (
+    SILVER,
+    Scenario,
+    assert_states_match_truth,
+    quarantined_and_rejected,
+    silver_state,
+)
 from lakehouse_cdc.simulator import TABLES, read_files, read_rejects, read_versions
 
 #: every trap at a rate high enough to appear several times in a small run
@@ -82,19 +88,13 @@ def test_scenario_contains_every_trap(simulated):
 @pytest.mark.parametrize("table", list(TABLES))
 def test_hard_delete_silver_equals_truth_after_every_batch(hard, table):
     scenario, states = hard
-    for batch in BATCHES:
-        expected = truth_state(scenario.sim_dir, table, batch)
-        assert states[batch][table] == expected, f"batch {batch}: " + diff(
-            expected, states[batch][table])
+    assert_states_match_truth(scenario.sim_dir, states, table)
 
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_soft_delete_silver_equals_truth_after_every_batch(soft, spark, table):
     scenario, states = soft
-    for batch in BATCHES:
-        expected = truth_state(scenario.sim_dir, table, batch)
-        assert states[batch][table] == expected, f"batch {batch}: " + diff(
-            expected, states[batch][table])
+    assert_states_match_truth(scenario.sim_dir, states, table)
     # deleted keys are kept, flagged, with the commit time of their delete
     spec = TABLES[table]
     last = {}
@@ -116,11 +116,7 @@ def test_soft_delete_silver_equals_truth_after_every_batch(soft, spark, table):
 
 def test_quarantine_holds_exactly_the_bad_rows(hard, spark):
     scenario, _ = hard
-    expected = Counter((Path(r.file).name, r.row, r.reason) for r in read_rejects(scenario.sim_dir))
-    models = "', '".join(SILVER.values())
-    got = Counter((Path(r.file_path).name, r.row_number, r.reason.split(":")[0]) for r in spark.sql(
-        f"select file_path, row_number, reason from {scenario.schema}_silver.cdc_quarantine "
-        f"where model_name in ('{models}')").collect())
+    got, expected = quarantined_and_rejected(spark, scenario)
     assert got == expected
 
 

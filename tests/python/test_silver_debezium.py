@@ -9,8 +9,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from cdc_helpers import SILVER, Scenario, diff, silver_state, truth_state
-from lakehouse_cdc.simulator import TABLES, read_files, read_rejects
+from cdc_helpers import (
+    SILVER,
+    Scenario,
+    assert_states_match_truth,
+    quarantined_and_rejected,
+    silver_state,
+)
+from lakehouse_cdc.simulator import TABLES, read_files
 
 KNOBS = {"seed": 17, "scale": 50, "batches": 3, "changes_per_batch": 50,
          "multi_change_rate": 0.3, "tie_rate": 0.1, "late_rate": 0.1, "redeliver_rate": 0.1,
@@ -36,20 +42,14 @@ def debezium(spark, simulated, tmp_path_factory):
 @pytest.mark.parametrize("table", list(TABLES))
 def test_debezium_silver_equals_truth_after_every_batch(debezium, table):
     scenario, states = debezium
-    for batch in BATCHES:
-        expected = truth_state(scenario.sim_dir, table, batch)
-        assert states[batch][table] == expected, f"batch {batch}: " + diff(
-            expected, states[batch][table])
+    assert_states_match_truth(scenario.sim_dir, states, table)
 
 
 def test_debezium_bad_rows_quarantined_and_all_rows_accounted(debezium, spark):
     scenario, _ = debezium
     models = "', '".join(SILVER.values())
-    expected = Counter((Path(r.file).name, r.row, r.reason) for r in read_rejects(scenario.sim_dir))
+    got, expected = quarantined_and_rejected(spark, scenario)
     assert expected, "the scenario has no malformed rows"
-    got = Counter((Path(r.file_path).name, r.row_number, r.reason.split(":")[0]) for r in spark.sql(
-        f"select file_path, row_number, reason from {scenario.schema}_silver.cdc_quarantine "
-        f"where model_name in ('{models}')").collect())
     assert got == expected
     read = Counter()
     for row in spark.sql(f"select * from {scenario.schema}_silver.cdc_run_audit "
