@@ -127,7 +127,8 @@
     {%- endif -%}
 
     {#- 3. quarantine -#}
-    {%- set counts = run_query('select count(*), count_if(_cdc_reason is not null), count(distinct _cdc_file) from ' ~ batch).rows[0] -%}
+    {%- set counts = run_query('select count(*), count_if(_cdc_reason is not null), count(distinct _cdc_file), '
+                               ~ 'count_if(_cdc_reason is null and _cdc_is_delete) from ' ~ batch).rows[0] -%}
     {%- if counts[1] > 0 -%}
         {%- set quarantine -%}
             merge into {{ schema }}.cdc_quarantine as q
@@ -185,9 +186,16 @@
             when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
             when not matched then insert *
         {%- endset -%}
-        {%- do run_query(tomb_merge) -%}
-        {%- do run_query('delete from ' ~ tombstones ~ ' where _cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
-                         ~ cfg['tombstone_retention_hours'] ~ ')') -%}
+        {#- only commit when there is something to write: a run without
+            deletes (or without files) leaves the tombstone table alone -#}
+        {%- if counts[3] > 0 -%}
+            {%- do run_query(tomb_merge) -%}
+        {%- endif -%}
+        {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
+                          ~ cfg['tombstone_retention_hours'] ~ ')' -%}
+        {%- if run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
+            {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
+        {%- endif -%}
     {%- endif -%}
 
     {#- 5. changes newer than what is stored, then the merge -#}
