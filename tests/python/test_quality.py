@@ -101,7 +101,11 @@ def test_every_source_has_freshness(manifest):
     assert not stale, stale
 
 
-def _test_outcomes(model: str, scenario) -> dict[str, str]:
+def _test_outcomes(model: str, scenario, spark=None, table: str | None = None
+                   ) -> dict[str, str]:
+    if spark is not None and table is not None:
+        # drop any cached state of the table we just changed, so dbt reads it anew
+        spark.sql(f"refresh table {table}")
     result = run_dbt(["test", "--select", model], schema=scenario.schema,
                      vars={"landing_root": str(scenario.landing)},
                      target_path=scenario.target_path, expect_success=False)
@@ -119,7 +123,7 @@ def test_duplicate_key_in_silver_fails_its_test(warehouse_run, spark):
     original = spark.createDataFrame(row, original.schema)
     original.writeTo(table).append()  # the duplicate
     try:
-        outcomes = _test_outcomes("slv_retail__orders", scenario)
+        outcomes = _test_outcomes("slv_retail__orders", scenario, spark, table)
     finally:
         spark.sql(f"delete from {table} where order_id = {row[0].order_id}")
         original.writeTo(table).append()
@@ -133,7 +137,7 @@ def test_fact_without_dimension_fails_its_test(warehouse_run, spark):
               f"order_ts, order_date, date_key, status, is_cancelled, line_count, order_amount "
               f"from {table} limit 1")
     try:
-        outcomes = _test_outcomes("fct_orders", scenario)
+        outcomes = _test_outcomes("fct_orders", scenario, spark, table)
     finally:
         spark.sql(f"delete from {table} where customer_sk = 'no-such-version'")
     failing = {name for name, status in outcomes.items() if status == "fail"}
