@@ -2,13 +2,29 @@
     The external-table settings of one bronze source table, with defaults.
 
     Read from the source's `meta.external` (source level), overridden by the
-    table's `meta.external`. See models/bronze/dms/_dms__sources.yml.
+    table's `meta.external`. See models/bronze/dms/_dms__sources.yml and the
+    README ("Bronze", "What happens to bad input").
 
-    format: csv | parquet (AWS DMS) or debezium (JSON lines as written by
-    Debezium's ExtractNewRecordState with add.fields=op,source.ts_ms,lsn and
-    delete.tombstone.handling.mode=rewrite). The header-column defaults
-    follow the format: Op / dms_commit_ts / AR_H_CHANGE_SEQ for DMS,
-    __op / __source_ts_ms / __lsn / __deleted for Debezium.
+    format            csv | parquet (AWS DMS) or debezium (JSON lines as
+                      written by Debezium's ExtractNewRecordState with
+                      add.fields=op,source.ts_ms,lsn and
+                      delete.tombstone.handling.mode=rewrite)
+    header            CSV only: true when the files start with a header row
+                      (DMS AddColumnName=true); false (the DMS default) when
+                      they do not, and then the fields are, in order: the Op
+                      column (CDC files; full-load files only with
+                      full_load_op: included), timestamp_column,
+                      sequence_column, then the YAML columns in file order
+    schema_evolution  true: files may lack columns the YAML declares (older
+                      files before a column was added; read as NULL); false:
+                      such a file's rows are quarantined
+    file_pattern      regex on the file name: what is a data file; any other
+                      file under the location (checksums, markers, temporary
+                      names) is ignored and counted as ignored
+    load_pattern      regex on the file name: full-load files (phase 0)
+    The header-column defaults follow the format: Op / dms_commit_ts /
+    AR_H_CHANGE_SEQ for DMS, __op / __source_ts_ms / __lsn / __deleted for
+    Debezium.
 #}
 {% macro bronze_external_config(source_node) %}
     {%- set given = {} -%}
@@ -17,15 +33,18 @@
     {%- set merged = {
         'format': 'csv',
         'location': source_node.source_name ~ '/' ~ source_node.name,
+        'header': false,
+        'schema_evolution': true,
         'op_column': 'Op',
         'timestamp_column': 'dms_commit_ts',
         'sequence_column': 'AR_H_CHANGE_SEQ',
         'full_load_op': 'included',
-        'load_glob': 'LOAD*',
-        'cdc_glob': '[0-9]*',
+        'load_pattern': '^LOAD',
         'null_value': 'NULL',
         'options': {},
     } -%}
+    {%- do merged.update({'file_pattern': {'csv': '\\.csv(\\.gz)?$', 'parquet': '\\.parquet$',
+                                           'debezium': '\\.json(\\.gz)?$'}.get(given.get('format', 'csv'), '')}) -%}
     {%- if given.get('format') == 'debezium' -%}
         {%- do merged.update({
             'op_column': '__op',
@@ -36,25 +55,30 @@
         }) -%}
     {%- endif -%}
     {%- do merged.update(given) -%}
+    {%- for flag in ['header', 'schema_evolution'] -%}
+        {%- do merged.update({flag: merged[flag] | string | lower in ('true', '1', 'yes')}) -%}
+    {%- endfor -%}
+    {%- set where = "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external." -%}
     {%- set location = merged['location'] -%}
     {%- if not (location.startswith('/') or ':/' in location) -%}
         {%- set root = var('landing_root', env_var('LAKEHOUSE_LANDING', env_var('LAKEHOUSE_HOME', '.lakehouse') ~ '/landing')) -%}
         {%- do merged.update({'location': root ~ '/' ~ location}) -%}
     {%- endif -%}
     {%- if merged['format'] not in ('csv', 'parquet', 'debezium') -%}
-        {%- do exceptions.raise_compiler_error(
-            "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.format is '"
-            ~ merged['format'] ~ "'; set it to 'csv', 'parquet' (AWS DMS) or 'debezium'") -%}
+        {%- do exceptions.raise_compiler_error(where ~ "format is '" ~ merged['format']
+            ~ "'; set it to 'csv', 'parquet' (AWS DMS) or 'debezium'") -%}
     {%- endif -%}
     {%- if merged['format'] == 'debezium' and merged['timestamp_unit'] not in ('micros', 'millis') -%}
-        {%- do exceptions.raise_compiler_error(
-            "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.timestamp_unit is '"
-            ~ merged['timestamp_unit'] ~ "'; set it to 'micros' (timestamp(6), MicroTimestamp) or 'millis'") -%}
+        {%- do exceptions.raise_compiler_error(where ~ "timestamp_unit is '" ~ merged['timestamp_unit']
+            ~ "'; set it to 'micros' (timestamp(6), MicroTimestamp) or 'millis'") -%}
     {%- endif -%}
     {%- if merged['full_load_op'] not in ('included', 'absent') -%}
-        {%- do exceptions.raise_compiler_error(
-            "source " ~ source_node.source_name ~ "." ~ source_node.name ~ ": meta.external.full_load_op is '"
-            ~ merged['full_load_op'] ~ "'; set it to 'included' (IncludeOpForFullLoad=true) or 'absent'") -%}
+        {%- do exceptions.raise_compiler_error(where ~ "full_load_op is '" ~ merged['full_load_op']
+            ~ "'; set it to 'included' (IncludeOpForFullLoad=true) or 'absent'") -%}
+    {%- endif -%}
+    {%- if not merged['file_pattern'] -%}
+        {%- do exceptions.raise_compiler_error(where ~ "file_pattern is empty; set a regex on file names, "
+            ~ "e.g. '\\.csv$'") -%}
     {%- endif -%}
     {%- if not bronze_file_columns(source_node) -%}
         {%- do exceptions.raise_compiler_error(
@@ -74,5 +98,21 @@
     {%- for column in source_node.columns.values() if not column.name.startswith('_cdc_') -%}
         {%- do columns.append(column) -%}
     {%- endfor -%}
+    {{ return(columns) }}
+{% endmacro %}
+
+{#
+    The header columns DMS (or Debezium) writes before the table's columns,
+    in file order, for a full-load (phase 0) or CDC (phase 1) file.
+#}
+{% macro bronze_header_columns(cfg, phase) %}
+    {%- set columns = [] -%}
+    {%- if cfg['format'] == 'debezium' or phase == 1 or cfg['full_load_op'] == 'included' -%}
+        {%- do columns.append(cfg['op_column']) -%}
+    {%- endif -%}
+    {%- do columns.extend([cfg['timestamp_column'], cfg['sequence_column']]) -%}
+    {%- if cfg['format'] == 'debezium' -%}
+        {%- do columns.append(cfg['deleted_column']) -%}
+    {%- endif -%}
     {{ return(columns) }}
 {% endmacro %}

@@ -1,7 +1,7 @@
 {#
     SQL reading the change rows of one bronze source table, normalised:
 
-      _cdc_phase            0 for full-load (LOAD*) files, 1 for CDC files
+      _cdc_phase            0 for full-load (load_pattern) files, 1 for CDC files
       _cdc_op               I/U/D as written (full-load rows without Op: 'I';
                             Debezium c/r -> I, u -> U, d or __deleted -> D)
       _cdc_commit_ts        the DMS commit-timestamp column, as written
@@ -12,87 +12,452 @@
       _cdc_row              1-based data row number within the file
       <source columns>      as written (strings; Debezium's epoch numbers of
                             timestamp and date columns as DMS-style text)
+      _cdc_malformed        why the row could not be read as a row of this
+                            source (NULL when it could): quarantined as is
+      _cdc_raw_line         the row exactly as written (CSV), for quarantine
+      _cdc_file_rows        the data rows of its file, counted before any
+                            field is parsed: the row-conservation check of
+                            cdc_apply compares it with the rows that arrive
+      _cdc_file_held        why the whole file is held back unread this run
+                            (e.g. it does not end with a newline: cut mid-row)
 
-    `file_filter` is a SQL predicate over `_metadata` applied on the file scan
-    itself, so that Spark lists but does not read files it excludes.
-    Row numbers come from monotonically_increasing_id(), which counts rows in
-    read order within a task; CSV tables are read with multiLine, so a file is
-    never split across tasks. Parquet and JSON-lines files larger than
-    spark.sql.files.maxPartitionBytes (128 MB) could be split: keep DMS's
-    MaxFileSize below it for exact row numbers.
+    `files`: the file paths (as `_metadata.file_path` gives them) to read;
+    none reads every data file (file_pattern). The filter is on the file scan.
 #}
-{% macro bronze_select(source_node, file_filter=none) %}
+{% macro bronze_select(source_node, files=none) %}
     {%- set cfg = bronze_external_config(source_node) -%}
-    {%- set schema = source_node.schema -%}
-    {%- set base = source_node.identifier or source_node.name -%}
-    {%- set columns = bronze_file_columns(source_node) -%}
-    {%- set parts = [] -%}
-    {%- for phase in [0, 1] -%}
-        {%- set table = schema ~ '.' ~ base ~ ('__load' if phase == 0 else '__cdc') -%}
-        {%- set commit_expr = "`" ~ cfg['timestamp_column'] ~ "`" -%}
-        {%- if cfg['format'] == 'debezium' -%}
-            {#- c (create) and r (snapshot read) insert; __deleted marks a
-                rewritten delete; anything else stays as written and is
-                quarantined as an unknown operation -#}
-            {%- set op = "`" ~ cfg['op_column'] ~ "`" -%}
-            {%- set op_expr -%}
-                case
-                    when `{{ cfg['deleted_column'] }}` = 'true' then 'D'
-                    when {{ op }} in ('c', 'r') then 'I'
-                    when {{ op }} = 'u' then 'U'
-                    when {{ op }} = 'd' then 'D'
-                    else {{ op }}
-                end
-            {%- endset -%}
-            {%- set commit_expr = _bronze_epoch_text(commit_expr, 'millis') -%}
-        {%- elif phase == 0 and cfg['full_load_op'] == 'absent' -%}
-            {%- set op_expr = "'I'" -%}
-        {%- elif phase == 0 -%}
-            {%- set op_expr = "coalesce(`" ~ cfg['op_column'] ~ "`, 'I')" -%}
-        {%- else -%}
-            {%- set op_expr = "`" ~ cfg['op_column'] ~ "`" -%}
+    {%- set base = source_node.schema ~ '.' ~ (source_node.identifier or source_node.name) -%}
+    {%- if files is none -%}
+        {%- set predicate = '_metadata.file_name rlike ' ~ sql_string(cfg['file_pattern']) -%}
+    {%- elif files | length == 0 -%}
+        {%- set predicate = 'false' -%}
+    {%- else -%}
+        {%- set literals = [] -%}
+        {%- for file in files -%}{%- do literals.append(sql_string(file)) -%}{%- endfor -%}
+        {%- set predicate = '_metadata.file_path in (' ~ literals | join(', ') ~ ')' -%}
+    {%- endif -%}
+    {%- if cfg['format'] == 'csv' -%}
+        {{ return(_bronze_csv_rows(source_node, cfg, base ~ '__lines', predicate)) }}
+    {%- elif cfg['format'] == 'parquet' -%}
+        {%- if files is none -%}
+            {%- set files = run_query('select _metadata.file_path from ' ~ base ~ '__files where '
+                                      ~ predicate).columns[0].values() | list -%}
         {%- endif -%}
+        {{ return(_bronze_parquet_rows(source_node, cfg, base ~ '__files', files)) }}
+    {%- else -%}
+        {{ return(_bronze_debezium_rows(source_node, cfg, base ~ '__lines', predicate)) }}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The common tail: Op and commit time in the DMS form, file columns. -#}
+{% macro _bronze_op_expr(cfg, phase_expr, op) %}
+    {%- if cfg['format'] == 'debezium' -%}
+        {#- c (create) and r (snapshot read) insert; __deleted marks a
+            rewritten delete; anything else stays as written and is
+            quarantined as an unknown operation -#}
+        case
+            when fields[{{ sql_string(cfg['deleted_column']) }}] = 'true' then 'D'
+            when {{ op }} in ('c', 'r') then 'I'
+            when {{ op }} = 'u' then 'U'
+            when {{ op }} = 'd' then 'D'
+            else {{ op }}
+        end
+    {%- elif cfg['full_load_op'] == 'absent' -%}
+        case when {{ phase_expr }} = 0 then 'I' else {{ op }} end
+    {%- else -%}
+        case when {{ phase_expr }} = 0 then coalesce({{ op }}, 'I') else {{ op }} end
+    {%- endif -%}
+{% endmacro %}
+
+{#
+    CSV, parsed here from the raw lines rather than by Spark's CSV reader:
+      1. lines in file order (block start, then read order within the block);
+      2. a record ends at a line where the count of `"` so far is even
+         (RFC 4180: a newline inside quotes belongs to the value);
+      3. each record is checked whole (well-formed quoting, UTF-8, no NUL)
+         and split into fields: "" is an empty string, an empty unquoted
+         field or the null_value literal is NULL;
+      4. fields are mapped to columns by the file's header (header: true) or
+         by the declared order (header: false), validated per file.
+    A file whose bytes are not all accounted for by its lines fails the
+    query: silent loss is never an option.
+#}
+{% macro _bronze_csv_rows(node, cfg, lines_table, predicate) %}
+    {%- set columns = bronze_file_columns(node) -%}
+    {%- set data_names = columns | map(attribute='name') | map('lower') | list -%}
+    {%- set layouts = {} -%}
+    {%- for phase in [0, 1] -%}
+        {%- do layouts.update({phase: (bronze_header_columns(cfg, phase) | map('lower') | list) + data_names}) -%}
+    {%- endfor -%}
+    {%- set known = (bronze_header_columns(cfg, 1) | map('lower') | list) + data_names -%}
+    {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
+    {%- set field = '(?:"(?:[^"]++|"")*+"|[^",]*+)' -%}
+    with numbered as (
+        {{ _bronze_numbered_lines(lines_table, predicate) }}
+    ),
+
+    marked as (
+        select
+            *,
+            sum(quotes) over (partition by file order by line_no
+                              rows between unbounded preceding and current row) % 2 = 0 as is_end,
+            sum(octet_length(line) + 1) over (partition by file) as file_bytes
+        from (
+            select
+                *,
+                case when line_no = 1 then regexp_replace(line, '^\uFEFF', '') else line end as text,
+                length(line) - length(replace(line, '"', '')) as quotes
+            from numbered
+        ) as counted
+    ),
+
+    records as (
+        select
+            file,
+            record_no,
+            max(file_name) as file_name,
+            max(file_modified_at) as file_modified_at,
+            max(file_size) as file_size,
+            max(file_bytes) as file_bytes,
+            bool_or(is_end) as complete,
+            array_join(transform(array_sort(collect_list(named_struct('n', line_no, 't', text))),
+                                 x -> x.t), '\n') as text
+        from (
+            select
+                *,
+                coalesce(sum(case when is_end then 1 else 0 end) over (
+                    partition by file order by line_no
+                    rows between unbounded preceding and 1 preceding), 0) as record_no
+            from marked
+        ) as grouped
+        group by file, record_no
+    ),
+
+    parsed as (
+        select
+            *,
+            {{ phase_expr }} as phase,
+            record rlike '^{{ field }}(?:,{{ field }})*+$' as well_formed,
+            transform(regexp_extract_all(concat(',', record), ',({{ field }})', 1),
+                      f -> case
+                          when f like '"%' then replace(substr(f, 2, length(f) - 2), '""', '"')
+                          when f = '' or f = {{ sql_string(cfg['null_value']) }} then null
+                          else f
+                      end) as fields
+        from (
+            select
+                *,
+                case when complete and text like '%\r' then substr(text, 1, length(text) - 1)
+                     else text end as record
+            from records
+        ) as trimmed
+    ),
+
+    files as (
+        select
+            file,
+            {%- if cfg['header'] %}
+            transform(min_by(fields, record_no), n -> lower(trim(n))) as names,
+            min_by(well_formed, record_no) as header_well_formed,
+            {%- else %}
+            mode(case when record_no >= 0 and record <> '' then size(fields) end) as field_count,
+            {%- endif %}
+            max(phase) as phase,
+            {#- a compressed file's size is not its text's: no byte check there -#}
+            {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
+            max(case when file_name rlike '\\.gz$' then 'gz'
+                     when file_bytes in (file_size + 1, file_size - 2) then 'no_final_newline'
+                     when file_bytes in (file_size, file_size - 3) then 'ok'
+                     else 'unaccounted' end) as byte_check
+        from parsed
+        group by file
+    ),
+
+    shaped as (
+        select
+            f.*,
+            {%- if cfg['header'] %}
+            case
+                when not f.header_well_formed then 'malformed_header'
+                when size(array_distinct(f.names)) < size(f.names) then 'duplicate_header'
+                when size(filter(f.names, n -> not array_contains(array({{ _bronze_sql_list(known) }}), n))) > 0
+                    then concat('unexpected_header: ', array_join(filter(f.names,
+                        n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)), ', '))
+                {%- if not cfg['schema_evolution'] %}
+                when size(filter(array({{ _bronze_sql_list(data_names) }}), c -> not array_contains(f.names, c))) > 0
+                    then concat('missing_column: ', array_join(filter(array({{ _bronze_sql_list(data_names) }}),
+                        c -> not array_contains(f.names, c)), ', '))
+                {%- endif %}
+            end as file_reason
+            {%- else %}
+            case
+                {%- for phase in [0, 1] %}
+                {%- set most = layouts[phase] | length %}
+                {%- set least = most - (data_names | length) + 1 if cfg['schema_evolution'] else most %}
+                when f.phase = {{ phase }} and (f.field_count > {{ most }} or f.field_count < {{ least }})
+                    then concat('field_count: the file\'s rows have ', f.field_count, ' fields; the source declares ',
+                                {{ most }}, ' (header: false)')
+                {%- endfor %}
+            end as file_reason
+            {%- endif %}
+        from files as f
+    ),
+
+    data_rows as (
+        select
+            p.*,
+            s.file_reason,
+            s.byte_check,
+            {%- if cfg['header'] %}
+            s.names,
+            {%- else %}
+            slice(case when p.phase = 0 then array({{ _bronze_sql_list(layouts[0]) }})
+                       else array({{ _bronze_sql_list(layouts[1]) }}) end,
+                  1, s.field_count) as names,
+            {%- endif %}
+            count(*) over (partition by p.file) as file_rows
+        from parsed as p
+        inner join shaped as s on p.file = s.file
+        where p.record_no >= {{ 1 if cfg['header'] else 0 }} and p.record <> ''
+    ),
+
+    mapped as (
+        select
+            *,
+            case
+                when byte_check = 'unaccounted' then raise_error(concat(
+                    'bronze {{ node.source_name }}.{{ node.name }}: the lines read from ', file,
+                    ' do not add up to its size; refusing to read it partially'))
+                when file_reason is not null then file_reason
+                when cast(decode(cast(record as binary), 'UTF-8') as binary) <> cast(record as binary)
+                    then 'malformed: invalid UTF-8'
+                when instr(record, char(0)) > 0 then 'malformed: NUL byte'
+                when not complete then 'malformed: unclosed quote'
+                when not well_formed then 'malformed: a quote inside an unquoted field, or text after a closing quote'
+                when size(fields) <> size(names)
+                    then concat('malformed: ', size(fields), ' fields, the file\'s columns are ', size(names))
+            end as malformed,
+            {%- for name in known %}
+            get(fields, array_position(names, {{ sql_string(name) }}) - 1) as `_f_{{ loop.index }}`{{ ',' if not loop.last }}
+            {%- endfor %}
+        from data_rows
+    )
+
+    select
+        phase as _cdc_phase,
+        {{ _bronze_op_expr(cfg, 'phase', '`_f_1`') }} as _cdc_op,
+        `_f_2` as _cdc_commit_ts,
+        `_f_3` as _cdc_change_seq,
+        file as _cdc_file,
+        file_modified_at as _cdc_file_modified_at,
+        cast(record_no + {{ 0 if cfg['header'] else 1 }} as bigint) as _cdc_row,
+        {%- for column in columns %}
+        `_f_{{ loop.index + 3 }}` as `{{ column.name }}`,
+        {%- endfor %}
+        malformed as _cdc_malformed,
+        record as _cdc_raw_line,
+        file_rows as _cdc_file_rows,
+        case when byte_check = 'no_final_newline'
+            then 'incomplete: the file does not end with a newline (cut mid-row?); held until it lands complete'
+        end as _cdc_file_held
+    from mapped
+{% endmacro %}
+
+{% macro _bronze_sql_list(values) -%}
+    {%- for value in values -%}{{ sql_string(value) }}{{ ', ' if not loop.last }}{%- endfor -%}
+{%- endmacro %}
+
+{#
+    Parquet as DMS writes it: typed columns (int32/int64, decimal, date,
+    timestamp in micros or millis, boolean, string, binary), and a column's
+    type may widen between files. Each file is read on its own, with its own
+    schema, and every value turned into the text silver casts from (via
+    JSON: timestamps, with or without time zone, as yyyy-MM-dd
+    HH:mm:ss.SSSSSS; binary as base64: declare such a column `string`);
+    columns are matched by name, case-insensitively, and a column a file
+    lacks is NULL. A file that is not Parquet (no PAR1 magic at both ends:
+    truncated, still being copied, or foreign) is not read: it becomes one
+    quarantine entry (row 0) with the reason, and the other files go on.
+    Row counts per file come from a separate count (Parquet answers it from
+    the row groups' metadata), for the row-conservation check.
+#}
+{% macro _bronze_parquet_rows(node, cfg, listing, files) %}
+    {%- set columns = bronze_file_columns(node) -%}
+    {%- set names = bronze_header_columns(cfg, 1) + (columns | map(attribute='name') | list) -%}
+    {%- set corrupt = [] -%}
+    {%- set readable = [] -%}
+    {%- if files | length > 0 -%}
+        {%- set literals = [] -%}
+        {%- for file in files -%}{%- do literals.append(sql_string(file)) -%}{%- endfor -%}
+        {#- the listing's `path` is the file's plain path, which a path-based
+            read needs (`_metadata.file_path` is URL-encoded) -#}
+        {%- set check -%}
+            select
+                _metadata.file_path,
+                path,
+                length < 12 or substr(content, 1, 4) <> cast('PAR1' as binary)
+                    or substr(content, -4) <> cast('PAR1' as binary) as is_corrupt
+            from {{ listing }}
+            where _metadata.file_path in ({{ literals | join(', ') }})
+        {%- endset -%}
+        {%- for row in run_query(check).rows -%}
+            {%- do (corrupt if row[2] else readable).append(row[0] if row[2] else row[1]) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set parts = [] -%}
+    {%- for path in readable -%}
         {%- set part -%}
             select
-                {{ phase }} as _cdc_phase,
-                {{ op_expr }} as _cdc_op,
-                {{ commit_expr }} as _cdc_commit_ts,
-                `{{ cfg['sequence_column'] }}` as _cdc_change_seq,
-                _metadata.file_path as _cdc_file,
-                _metadata.file_modification_time as _cdc_file_modified_at,
-                monotonically_increasing_id() as _cdc_read_id,
-                {%- for column in columns %}
-                {{ _bronze_value_text(cfg, column) }} as `{{ column.name }}`{{ ',' if not loop.last }}
-                {%- endfor %}
-            from {{ table }}
-            {%- if file_filter %}
-            where {{ file_filter }}
-            {%- endif %}
+                _metadata.file_path as file,
+                _metadata.file_name as file_name,
+                _metadata.file_modification_time as file_modified_at,
+                monotonically_increasing_id() as read_id,
+                transform_keys(from_json(to_json(struct(*), map(
+                    'timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS',
+                    'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS',
+                    'dateFormat', 'yyyy-MM-dd')),
+                                         'map<string, string>'), (k, v) -> lower(k)) as fields,
+                cast(null as string) as malformed,
+                (select count(*) from parquet.`{{ path | replace('`', '``') }}`) as file_rows
+            from parquet.`{{ path | replace('`', '``') }}`
         {%- endset -%}
         {%- do parts.append(part) -%}
-    {%- endfor %}
+    {%- endfor -%}
+    {%- for file in corrupt -%}
+        {%- set part -%}
+            select
+                _metadata.file_path as file,
+                _metadata.file_name as file_name,
+                _metadata.file_modification_time as file_modified_at,
+                cast(0 as bigint) as read_id,
+                cast(map() as map<string, string>) as fields,
+                concat('corrupt_file: not a Parquet file (no PAR1 magic at both ends; truncated or still '
+                       'being written?), ', length, ' bytes') as malformed,
+                cast(1 as bigint) as file_rows
+            from {{ listing }}
+            where _metadata.file_path = {{ sql_string(file) }}
+        {%- endset -%}
+        {%- do parts.append(part) -%}
+    {%- endfor -%}
+    {%- if parts | length == 0 -%}
+        {%- do parts.append("select cast(null as string) as file, cast(null as string) as file_name, "
+                            ~ "cast(null as timestamp) as file_modified_at, cast(0 as bigint) as read_id, "
+                            ~ "cast(null as map<string, string>) as fields, cast(null as string) as malformed, "
+                            ~ "cast(0 as bigint) as file_rows where false") -%}
+    {%- endif -%}
+    {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' %}
     select
-        _cdc_phase,
-        _cdc_op,
-        _cdc_commit_ts,
-        _cdc_change_seq,
-        _cdc_file,
-        _cdc_file_modified_at,
-        _cdc_read_id - min(_cdc_read_id) over (partition by _cdc_file) + 1 as _cdc_row,
+        {{ phase_expr }} as _cdc_phase,
+        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(names[0] | lower) ~ "]") }} as _cdc_op,
+        fields[{{ sql_string(names[1] | lower) }}] as _cdc_commit_ts,
+        fields[{{ sql_string(names[2] | lower) }}] as _cdc_change_seq,
+        file as _cdc_file,
+        file_modified_at as _cdc_file_modified_at,
+        case when malformed is null then read_id - min(read_id) over (partition by file) + 1 else 0 end as _cdc_row,
         {%- for column in columns %}
-        `{{ column.name }}`{{ ',' if not loop.last }}
+        fields[{{ sql_string(column.name | lower) }}] as `{{ column.name }}`,
         {%- endfor %}
+        malformed as _cdc_malformed,
+        case when malformed is not null then concat('file ', file) end as _cdc_raw_line,
+        file_rows as _cdc_file_rows,
+        cast(null as string) as _cdc_file_held
     from (
-        {{ parts | join('\n        union all\n') }}
-    ) as bronze_rows
+        {{ parts | join('
+        union all
+') }}
+    ) as parquet_rows
+{% endmacro %}
+
+{#
+    The lines of the files matching `predicate`, numbered in file order
+    (block start, then read order within the block), with the file's name,
+    landing time and size.
+#}
+{% macro _bronze_numbered_lines(lines_table, predicate) %}
+        select
+            *,
+            row_number() over (partition by file order by block_start, read_id) as line_no
+        from (
+            select
+                _metadata.file_path as file,
+                _metadata.file_name as file_name,
+                _metadata.file_modification_time as file_modified_at,
+                _metadata.file_size as file_size,
+                _metadata.file_block_start as block_start,
+                monotonically_increasing_id() as read_id,
+                value as line
+            from {{ lines_table }}
+            where {{ predicate }}
+        ) as raw_lines
+{%- endmacro %}
+
+{#
+    Debezium JSON lines (ExtractNewRecordState), one change per line, parsed
+    here from the raw lines so that a line that is not a JSON object keeps
+    its text for quarantine. Lines that are not changes: blank lines and
+    `null` (the tombstone Debezium writes after a delete, a null value) and
+    schema-change events (a `ddl` or `tableChanges` field) are skipped and
+    not counted as rows. A file that does not end with a newline is held
+    back, like CSV.
+#}
+{% macro _bronze_debezium_rows(node, cfg, lines_table, predicate) %}
+    {%- set columns = bronze_file_columns(node) -%}
+    {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
+    {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column']) ~ "]", 'millis') %}
+    with numbered as (
+        {{ _bronze_numbered_lines(lines_table, predicate) }}
+    ),
+
+    parsed as (
+        select
+            *,
+            from_json(text, 'map<string, string>') as fields,
+            sum(octet_length(line) + 1) over (partition by file) as file_bytes
+        from (select *, trim(regexp_replace(line, '^\uFEFF', '')) as text from numbered) as trimmed
+    ),
+
+    changes as (
+        select
+            *,
+            count(*) over (partition by file) as file_rows
+        from parsed
+        where text not in ('', 'null')
+            and not coalesce(map_contains_key(fields, 'ddl') or map_contains_key(fields, 'tableChanges'), false)
+    )
+
+    select
+        {{ phase_expr }} as _cdc_phase,
+        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(cfg['op_column']) ~ "]") }} as _cdc_op,
+        {{ commit_expr }} as _cdc_commit_ts,
+        fields[{{ sql_string(cfg['sequence_column']) }}] as _cdc_change_seq,
+        file as _cdc_file,
+        file_modified_at as _cdc_file_modified_at,
+        line_no as _cdc_row,
+        {%- for column in columns %}
+        {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name) ~ "]") }} as `{{ column.name }}`,
+        {%- endfor %}
+        case
+            when cast(decode(cast(text as binary), 'UTF-8') as binary) <> cast(text as binary)
+                then 'malformed: invalid UTF-8'
+            when fields is null then 'malformed: not a JSON object'
+        end as _cdc_malformed,
+        line as _cdc_raw_line,
+        file_rows as _cdc_file_rows,
+        case
+            when file_name not rlike '\\.gz$' and file_bytes in (file_size + 1, file_size - 2)
+                then 'incomplete: the file does not end with a newline (cut mid-line?); held until it lands complete'
+            when file_name not rlike '\\.gz$' and file_bytes not in (file_size, file_size - 3) then raise_error(concat(
+                'bronze {{ node.source_name }}.{{ node.name }}: the lines read from ', file,
+                ' do not add up to its size; refusing to read it partially'))
+        end as _cdc_file_held
+    from changes
 {% endmacro %}
 
 {#- A column's value as text in the DMS form. Debezium writes timestamps as
     numbers since the epoch (timestamp(6): microseconds, or meta.external
     timestamp_unit) and dates as days since the epoch; a value that is not a
     number stays as written, so silver quarantines it rather than losing it. -#}
-{% macro _bronze_value_text(cfg, column) %}
-    {%- set name = "`" ~ column.name ~ "`" -%}
+{% macro _bronze_value_text(cfg, column, name) %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
     {%- if cfg['format'] == 'debezium' and data_type == 'timestamp' -%}
         {{ _bronze_epoch_text(name, cfg['timestamp_unit']) }}

@@ -1,20 +1,48 @@
 {#
     The bookkeeping tables shared by all CDC models of a schema:
-      cdc_file_log    which bronze files each model has applied
-      cdc_run_audit   one row per model run: rows read, applied, superseded,
-                      quarantined, and the Iceberg snapshot written
-      cdc_quarantine  rows that could not be applied, with file, row and reason
+      cdc_file_log    every file each model has listed: applied (with its
+                      rows in the file, read, applied, superseded,
+                      quarantined) or ignored (not a data file)
+      cdc_run_audit   one row per model run: files, rows read, applied,
+                      superseded, quarantined (each counted on its own),
+                      non-data files ignored, incomplete files held back,
+                      and the Iceberg snapshot written
+      cdc_quarantine  rows that could not be applied, with file, row, reason
+                      and the row as written
+    Columns added since a table was created are added to it here.
 #}
 {% macro _cdc_ensure_log_tables(schema) %}
     {%- do run_query('create database if not exists ' ~ schema) -%}
-    {%- do run_query('create table if not exists ' ~ schema ~ '.cdc_file_log (
-            model_name string, file_path string, file_modified_at timestamp, row_count bigint,
-            applied_at timestamp, run_id string) using iceberg') -%}
-    {%- do run_query('create table if not exists ' ~ schema ~ '.cdc_run_audit (
-            model_name string, run_id string, run_started_at timestamp, finished_at timestamp,
-            is_initial boolean, files_read bigint, rows_read bigint, rows_applied bigint,
-            rows_superseded bigint, rows_quarantined bigint, snapshot_id bigint) using iceberg') -%}
-    {%- do run_query('create table if not exists ' ~ schema ~ '.cdc_quarantine (
-            model_name string, run_id string, file_path string, row_number bigint, reason string,
-            record string, quarantined_at timestamp) using iceberg') -%}
+    {%- set tables = {
+        'cdc_file_log': [('model_name', 'string'), ('file_path', 'string'), ('file_modified_at', 'timestamp'),
+                         ('row_count', 'bigint'), ('applied_at', 'timestamp'), ('run_id', 'string'),
+                         ('status', 'string'), ('file_size', 'bigint'), ('rows_in_file', 'bigint'),
+                         ('rows_applied', 'bigint'), ('rows_superseded', 'bigint'), ('rows_quarantined', 'bigint')],
+        'cdc_run_audit': [('model_name', 'string'), ('run_id', 'string'), ('run_started_at', 'timestamp'),
+                          ('finished_at', 'timestamp'), ('is_initial', 'boolean'), ('files_read', 'bigint'),
+                          ('rows_read', 'bigint'), ('rows_applied', 'bigint'), ('rows_superseded', 'bigint'),
+                          ('rows_quarantined', 'bigint'), ('snapshot_id', 'bigint'), ('files_ignored', 'bigint'),
+                          ('files_held', 'bigint')],
+        'cdc_quarantine': [('model_name', 'string'), ('run_id', 'string'), ('file_path', 'string'),
+                           ('row_number', 'bigint'), ('reason', 'string'), ('record', 'string'),
+                           ('quarantined_at', 'timestamp')],
+    } -%}
+    {%- for table, columns in tables.items() -%}
+        {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=table) -%}
+        {%- if relation is none -%}
+            {%- set ddl -%}
+                create table if not exists {{ schema }}.{{ table }} (
+                    {%- for name, data_type in columns %}
+                    {{ name }} {{ data_type }}{{ ',' if not loop.last }}
+                    {%- endfor %}
+                ) using iceberg
+            {%- endset -%}
+            {%- do run_query(ddl) -%}
+        {%- else -%}
+            {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
+            {%- for name, data_type in columns if name not in existing -%}
+                {%- do run_query('alter table ' ~ schema ~ '.' ~ table ~ ' add columns (' ~ name ~ ' ' ~ data_type ~ ')') -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
 {% endmacro %}

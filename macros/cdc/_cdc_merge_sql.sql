@@ -1,10 +1,11 @@
 {#
     The MERGE of the changes to apply (already the last per key and newer
-    than what is stored) into the silver table. The sequence guard is
+    than what is stored) into the silver table; `unavailable`: the changes
+    carry _cdc_unavailable (columns to keep as stored). The sequence guard is
     repeated in the MERGE so that it holds even if the table changed between
     the selection of the changes and this statement.
 #}
-{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns) %}
+{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false) %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
@@ -16,10 +17,15 @@
         {%- do dropped.append(name) -%}
     {%- endfor -%}
     {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
-    {%- set deleted_at = _cdc_setting('cdc_deleted_at_column') or '_cdc_commit_ts' -%}
+    {%- set deleted_at = cfg['deleted_at_column'] -%}
     {%- set updates = [] -%}
     {%- for name in source_names if name not in keys and name not in cfg['exclude_from_update'] -%}
-        {%- if cfg['ignore_null_updates'] and name not in bookkeeping -%}
+        {%- if unavailable and name not in bookkeeping -%}
+            {#- a column the change did not carry (Debezium TOAST) keeps its value -#}
+            {%- set value = 'coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)' if cfg['ignore_null_updates'] else 's.`' ~ name ~ '`' -%}
+            {%- do updates.append('t.`' ~ name ~ '` = case when array_contains(s._cdc_unavailable, '
+                                  ~ sql_string(name) ~ ') then t.`' ~ name ~ '` else ' ~ value ~ ' end') -%}
+        {%- elif cfg['ignore_null_updates'] and name not in bookkeeping -%}
             {%- do updates.append('t.`' ~ name ~ '` = coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)') -%}
         {%- else -%}
             {%- do updates.append('t.`' ~ name ~ '` = s.`' ~ name ~ '`') -%}

@@ -4,24 +4,30 @@
     including the first (`initial`: the table is created empty first).
 
     Order of work, and why a crash anywhere is safe:
-      1. write the batch once to a scratch table, with each row's reject reason, delete flag and
-         content hash;
-      2. fail on ties the sequence cannot break (nothing written yet);
-      3. quarantine bad rows       (merge on model+file+row: re-runs add nothing);
-      4. keep the last change per key by sequence; record hard deletes as
-         tombstones                (merge keeping the newest: idempotent);
-      5. keep only changes newer than the stored row and the tombstone, and
-         merge them               (a change equal to what is stored is a no-op);
-      6. log the files read and write the run's audit row.
+      1. write the batch once to a scratch table, with each row's reject
+         reason, delete flag and content hash (the files to read were listed
+         and frozen by cdc_changes: _cdc_new_files);
+      2. fail, before writing anything, if a file's rows did not all arrive
+         (row conservation) or on ties the sequence cannot break;
+      3. decide every row's outcome, each by its own rule: quarantined,
+         superseded (a later change of its key in the batch, or not newer
+         than the stored row / the tombstone) or applied; the three counts
+         must add up to the rows read;
+      4. quarantine bad rows       (merge on model+file+row: re-runs add nothing);
+      5. record hard deletes as tombstones (merge keeping the newest:
+         idempotent), then merge the applied changes (a change equal to what
+         is stored is a no-op);
+      6. log every listed file (applied with its counts, or ignored) and
+         write the run's audit row.
     A crash before 6 leaves the files unlogged, so the re-run reads them again
-    and steps 3-5 change nothing they already did.
+    and steps 4-5 change nothing they already did.
 #}
 {% macro cdc_apply(source, target, initial) %}
     {%- set cfg = cdc_config() -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
-    {%- set transient = ['_cdc_reject_reason', '_cdc_raw'] -%}
+    {%- set transient = ['_cdc_reject_reason', '_cdc_raw', '_cdc_file_rows', '_cdc_file_held', '_cdc_unavailable'] -%}
     {%- set data_columns = [] -%}
     {%- for column in source_columns if column.name not in transient -%}
         {%- do data_columns.append(column) -%}
@@ -31,10 +37,10 @@
     {%- set seq = cfg['sequence_by'] -%}
     {%- set schema = target.schema -%}
     {%- set tombstones = schema ~ '.' ~ target.identifier ~ '__cdc_tombstones' -%}
+    {%- set horizon = schema ~ '.' ~ target.identifier ~ '__cdc_horizon' -%}
     {#- the batch is written once to a scratch table: its row numbers come from a
         non-deterministic function, which Spark refuses as a MERGE source -#}
     {%- set batch = schema ~ '.' ~ target.identifier ~ '__cdc_batch' -%}
-    {%- set to_apply = target.identifier ~ '__cdc_apply' -%}
     {%- set provenance = ['_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
 
     {%- do _cdc_ensure_log_tables(schema) -%}
@@ -58,21 +64,26 @@
             {{ partition_cols(label='partitioned by') }}
             tblproperties (
                 'format-version' = '2',
-                'write.merge.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}',
-                'write.update.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}',
-                'write.delete.mode' = '{{ _cdc_setting('cdc_write_mode') or "merge-on-read" }}'
+                'write.merge.mode' = '{{ cfg['write_mode'] }}',
+                'write.update.mode' = '{{ cfg['write_mode'] }}',
+                'write.delete.mode' = '{{ cfg['write_mode'] }}'
             )
         {%- endset -%}
         {%- do run_query(ddl) -%}
         {%- do run_query('alter table ' ~ target ~ ' write ordered by ' ~ keys | join(', ')) -%}
         {%- do run_query('drop table if exists ' ~ tombstones) -%}
-        {%- do run_query("delete from " ~ schema ~ ".cdc_file_log where model_name = '" ~ model.name ~ "'") -%}
+        {%- do run_query('drop table if exists ' ~ horizon) -%}
+        {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
         {%- do _cdc_evolve_schema(target, data_columns) -%}
     {%- endif -%}
     {%- set target_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
 
-    {#- 1. the batch, read once -#}
+    {#- 1. the batch, read once and written once to a scratch Iceberg table
+        with every row's outcome (a cached view would not do: Spark
+        recomputes a cached plan when a table it reads is written, and the
+        target is written below). Rows of files held back (e.g. cut mid-row)
+        are kept apart: neither applied nor quarantined nor logged. -#}
     {%- set checks -%}
         case
             {%- for key in keys %}
@@ -90,28 +101,113 @@
     {%- for column in data_columns if column.name not in provenance -%}
         {%- do hashed.append('`' ~ column.name ~ '`') -%}
     {%- endfor -%}
-    {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
-    {%- set cache_sql -%}
-        create table {{ batch }} using iceberg as
-        select
-            *,
-            {{ 'coalesce(_cdc_reject_reason, ' ~ checks ~ ')' if '_cdc_reject_reason' in names else checks }} as _cdc_reason,
-            coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
-            sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
-        from {{ source }}
-    {%- endset -%}
-    {%- do run_query(cache_sql) -%}
-
-    {#- 2. ties the sequence cannot break -#}
+    {%- set held = '_cdc_file_held is not null' if '_cdc_file_held' in names else 'false' -%}
     {%- set key_list = '`' ~ keys | join('`, `') ~ '`' -%}
     {%- set seq_list = '`' ~ seq | join('`, `') ~ '`' -%}
+    {%- set key_join = [] -%}
+    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` = s.`' ~ key ~ '`') -%}{%- endfor -%}
+    {%- set has_tombstones = not soft -%}
+    {%- if has_tombstones -%}
+        {%- set tomb_ddl -%}
+            create table if not exists {{ tombstones }} (
+                {%- for column in data_columns if column.name in keys or column.name in seq %}
+                `{{ column.name }}` {{ column.data_type }},
+                {%- endfor %}
+                _cdc_recorded_at timestamp
+            ) using iceberg tblproperties ('format-version' = '2')
+        {%- endset -%}
+        {%- do run_query(tomb_ddl) -%}
+        {#- the newest sequence among purged tombstones: older changes of keys
+            the table does not hold may be echoes of a forgotten delete -#}
+        {%- do run_query(tomb_ddl | replace(tombstones, horizon)) -%}
+    {%- endif -%}
+    {%- set rows = 'select * from src' -%}
+    {%- set toast = '_cdc_unavailable' in names and _cdc_source_format() == 'debezium' -%}
+    {%- if toast -%}
+        {%- set fillable = [] -%}
+        {%- for column in data_columns if column.name not in keys and column.name not in seq
+                                         and not column.name.startswith('_cdc_') -%}
+            {%- do fillable.append(column.name) -%}
+        {%- endfor -%}
+        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_row_hash'] -%}
+        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq)
+                       ~ ' union all select *, false as _cdc_filled from src where _cdc_held or _cdc_reason is not null' -%}
+    {%- endif -%}
+    {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+    {%- set batch_sql -%}
+        create table {{ batch }} using iceberg as
+        with src as (
+            select
+                *,
+                {{ held }} as _cdc_held,
+                {{ 'coalesce(_cdc_reject_reason, ' ~ checks ~ ')' if '_cdc_reject_reason' in names else checks }} as _cdc_reason,
+                coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
+                sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
+            from {{ source }}
+        ),
+
+        ranked as (
+            select
+                *,
+                case when _cdc_reason is null and not _cdc_held then row_number() over (
+                    partition by _cdc_reason is null and not _cdc_held, {{ key_list }}
+                    order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
+                ) end as _cdc_rank
+            from ({{ rows }}) as batch_rows
+        )
+
+        {#- 3. (decided here, applied below) every row's outcome, each by its
+            own rule: quarantined (a reason), superseded (a later change of
+            its key in the batch, or not newer than the stored row or the
+            tombstone), or applied -#}
+        select
+            s.*,
+            case
+                when s._cdc_held then 'held'
+                when s._cdc_reason is not null then 'quarantined'
+                when s._cdc_rank > 1 then 'superseded'
+                {%- if has_tombstones %}
+                when t.`{{ keys[0] }}` is null and d.`{{ keys[0] }}` is null
+                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest then 'quarantined'
+                {%- endif %}
+                when (t.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
+                    {%- if has_tombstones %}
+                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
+                    {%- endif %}
+                    then 'applied'
+                else 'superseded'
+            end as _cdc_outcome,
+            coalesce(s._cdc_reason
+                {%- if has_tombstones %},
+                case when s._cdc_rank = 1 and t.`{{ keys[0] }}` is null and d.`{{ keys[0] }}` is null
+                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest
+                    then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
+                end
+                {%- endif %}) as _cdc_final_reason
+        from ranked as s
+        left join (select {{ key_list }}, {{ seq_list }} from {{ target }}) as t
+            on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
+        {%- if has_tombstones %}
+        left join {{ tombstones }} as d
+            on s._cdc_rank = 1 and {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
+        cross join (
+            select max({{ _cdc_seq_struct('p', seq) }}) as newest from {{ horizon }} as p
+        ) as h
+        {%- endif %}
+    {%- endset -%}
+    {%- do run_query(batch_sql) -%}
+
+    {#- 2. row conservation, then ties the sequence cannot break (nothing written yet) -#}
+    {%- if '_cdc_file_rows' in names -%}
+        {%- do _cdc_check_conservation(batch) -%}
+    {%- endif -%}
     {%- set ties -%}
         select to_json(named_struct(
             {%- for key in keys %}'{{ key }}', `{{ key }}`, {% endfor -%}
             {%- for column in seq %}'{{ column }}', `{{ column }}`{{ ', ' if not loop.last }}{% endfor -%}
         )) as tie
         from {{ batch }}
-        where _cdc_reason is null
+        where _cdc_reason is null and not _cdc_held
         group by {{ key_list }}, {{ seq_list }}
         having count(distinct _cdc_row_hash) > 1
         limit 20
@@ -126,23 +222,44 @@
             ~ ". Add a column that breaks the tie to cdc_sequence_by, or correct the source files.") -%}
     {%- endif -%}
 
-    {#- 3. quarantine -#}
-    {%- set counts = run_query('select count(*), count_if(_cdc_reason is not null), count(distinct _cdc_file), '
-                               ~ 'count_if(_cdc_reason is null and _cdc_is_delete) from ' ~ batch).rows[0] -%}
-    {%- if counts[1] > 0 -%}
+    {%- set per_file -%}
+        select
+            _cdc_file as file_path,
+            count(*) as rows_read,
+            count_if(_cdc_outcome = 'applied') as rows_applied,
+            count_if(_cdc_outcome = 'superseded') as rows_superseded,
+            count_if(_cdc_outcome = 'quarantined') as rows_quarantined
+        from {{ batch }}
+        where not _cdc_held
+        group by _cdc_file
+    {%- endset -%}
+    {%- set totals = run_query('select count(*), count_if(_cdc_outcome = \'applied\'), '
+                               ~ 'count_if(_cdc_outcome = \'superseded\'), count_if(_cdc_outcome = \'quarantined\'), '
+                               ~ 'count_if(_cdc_outcome = \'applied\' and _cdc_is_delete), count(distinct _cdc_file), '
+                               ~ 'count_if(_cdc_rank = 1 and _cdc_is_delete) from ' ~ batch ~ ' where not _cdc_held').rows[0] -%}
+    {%- set counts = {'read': totals[0], 'applied': totals[1], 'superseded': totals[2],
+                      'quarantined': totals[3], 'files': totals[5], 'deletes': totals[6]} -%}
+    {%- if counts['read'] != counts['applied'] + counts['superseded'] + counts['quarantined'] -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': " ~ counts['read'] ~ " rows read, but "
+            ~ counts['applied'] ~ " applied + " ~ counts['superseded'] ~ " superseded + " ~ counts['quarantined']
+            ~ " quarantined: rows would be lost. Nothing was applied.") -%}
+    {%- endif -%}
+
+    {#- 4. quarantine (merge on model+file+row: re-runs add nothing) -#}
+    {%- if counts['quarantined'] > 0 -%}
         {%- set quarantine -%}
             merge into {{ schema }}.cdc_quarantine as q
             using (
                 select
-                    '{{ model.name }}' as model_name,
+                    {{ sql_string(model.name) }} as model_name,
                     '{{ invocation_id }}' as run_id,
                     _cdc_file as file_path,
                     cast(_cdc_row as bigint) as row_number,
-                    _cdc_reason as reason,
-                    {{ '_cdc_raw' if '_cdc_raw' in names else 'to_json(struct(*))' }} as record,
+                    _cdc_final_reason as reason,
+                    {{ '_cdc_raw' if '_cdc_raw' in names else 'to_json(struct(' ~ _cdc_quoted(names) ~ '))' }} as record,
                     current_timestamp() as quarantined_at
                 from {{ batch }}
-                where _cdc_reason is not null
+                where _cdc_outcome = 'quarantined'
             ) as s
             on q.model_name = s.model_name and q.file_path = s.file_path and q.row_number = s.row_number
             when not matched then insert *
@@ -150,37 +267,15 @@
         {%- do run_query(quarantine) -%}
     {%- endif -%}
 
-    {#- 4. last change per key; tombstones for hard deletes -#}
-    {%- set latest -%}
-        select * from (
-            select
-                *,
-                row_number() over (
-                    partition by {{ key_list }}
-                    order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
-                ) as _cdc_rank
-            from {{ batch }}
-            where _cdc_reason is null
-        ) as ranked
-        where _cdc_rank = 1
-    {%- endset -%}
-    {%- set has_tombstones = not soft -%}
+    {#- 5. tombstones for hard deletes (merge keeping the newest: idempotent),
+        expired ones purged; then the merge of the applied changes -#}
     {%- if has_tombstones -%}
-        {%- set tomb_ddl -%}
-            create table if not exists {{ tombstones }} (
-                {%- for column in data_columns if column.name in keys or column.name in seq %}
-                `{{ column.name }}` {{ column.data_type }},
-                {%- endfor %}
-                _cdc_recorded_at timestamp
-            ) using iceberg tblproperties ('format-version' = '2')
-        {%- endset -%}
-        {%- do run_query(tomb_ddl) -%}
         {%- set tomb_merge -%}
             merge into {{ tombstones }} as t
             using (
                 select {{ key_list }}, {{ seq_list }}, current_timestamp() as _cdc_recorded_at
-                from ({{ latest }}) as l
-                where _cdc_is_delete
+                from {{ batch }}
+                where _cdc_rank = 1 and _cdc_is_delete
             ) as s
             on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
             when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
@@ -188,70 +283,78 @@
         {%- endset -%}
         {#- only commit when there is something to write: a run without
             deletes (or without files) leaves the tombstone table alone -#}
-        {%- if counts[3] > 0 -%}
+        {%- if counts['deletes'] > 0 -%}
             {%- do run_query(tomb_merge) -%}
         {%- endif -%}
         {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
                           ~ cfg['tombstone_retention_hours'] ~ ')' -%}
         {%- if run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
+            {%- do run_query('insert into ' ~ horizon ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
             {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
         {%- endif -%}
     {%- endif -%}
-
-    {#- 5. changes newer than what is stored, then the merge -#}
-    {%- set key_join = [] -%}
-    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` = s.`' ~ key ~ '`') -%}{%- endfor -%}
-    {%- do run_query('uncache table if exists ' ~ to_apply) -%}
-    {%- set apply_sql -%}
-        cache table {{ to_apply }} as
-        select s.*
-        from ({{ latest }}) as s
-        left join (select {{ key_list }}, {{ seq_list }} from {{ target }}) as t
-            on {{ key_join | join(' and ') }}
-        {%- if has_tombstones %}
-        left join {{ tombstones }} as d
-            on {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
-        {%- endif %}
-        where (t.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
-        {%- if has_tombstones %}
-            and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
-        {%- endif %}
-    {%- endset -%}
-    {%- do run_query(apply_sql) -%}
-    {%- set applied = run_query('select count(*) from ' ~ to_apply).rows[0][0] -%}
-    {%- if applied > 0 -%}
-        {%- do run_query(_cdc_merge_sql(target, to_apply, cfg, data_columns, target_columns)) -%}
+    {%- if counts['applied'] > 0 -%}
+        {%- set to_apply = '(select * from ' ~ batch ~ " where _cdc_outcome = 'applied')" -%}
+        {%- do run_query(_cdc_merge_sql(target, to_apply, cfg, data_columns, target_columns, toast)) -%}
     {%- endif -%}
 
-    {#- 6. file log and audit -#}
+    {#- 6. file log (every listed file: read, or ignored as not data; held
+        files are not logged, so the next run reads them again) and audit -#}
+    {%- set listed = this.identifier ~ '__cdc_files' -%}
+    {%- set listed_exists = run_query("show tables like '" ~ listed ~ "'").rows | length > 0 -%}
+    {%- if not listed_exists -%}
+        {#- a model that does not read through cdc_changes(): the files it read -#}
+        {%- set listed = '(select _cdc_file as file_path, max(_cdc_file_modified_at) as file_modified_at, '
+                         ~ 'cast(null as bigint) as file_size, true as is_data from ' ~ batch ~ ' group by _cdc_file)' -%}
+    {%- endif -%}
     {%- set file_log -%}
         insert into {{ schema }}.cdc_file_log
+            (model_name, file_path, file_modified_at, row_count, applied_at, run_id, status, file_size,
+             rows_in_file, rows_applied, rows_superseded, rows_quarantined)
         select
-            '{{ model.name }}', _cdc_file, max(_cdc_file_modified_at), count(*), current_timestamp(),
-            '{{ invocation_id }}'
-        from {{ batch }}
-        group by _cdc_file
+            {{ sql_string(model.name) }}, f.file_path, f.file_modified_at, coalesce(c.rows_read, 0),
+            current_timestamp(), '{{ invocation_id }}',
+            case when f.is_data then 'applied' else 'ignored' end, f.file_size,
+            case when f.is_data then coalesce(r.rows_in_file, 0) end,
+            coalesce(c.rows_applied, 0), coalesce(c.rows_superseded, 0), coalesce(c.rows_quarantined, 0)
+        from {{ listed }} as f
+        left join ({{ per_file }}) as c on f.file_path = c.file_path
+        left join (
+            select _cdc_file, {{ 'max(_cdc_file_rows)' if '_cdc_file_rows' in names else 'count(*)' }} as rows_in_file,
+                bool_or(_cdc_held) as held
+            from {{ batch }} group by _cdc_file
+        ) as r on f.file_path = r._cdc_file
+        where not coalesce(r.held, false)
     {%- endset -%}
-    {%- if counts[2] > 0 -%}{%- do run_query(file_log) -%}{%- endif -%}
-    {%- do run_query('uncache table if exists ' ~ to_apply) -%}
-    {%- do run_query('drop view if exists ' ~ to_apply) -%}
+    {%- set held_files = run_query('select count(distinct _cdc_file) from ' ~ batch ~ ' where _cdc_held').rows[0][0] -%}
+    {%- set ignored_files = run_query('select count(*) from ' ~ listed ~ ' as l where not is_data').rows[0][0] -%}
+    {%- do run_query(file_log) -%}
     {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+    {%- if listed_exists -%}{%- do run_query('drop view if exists ' ~ listed) -%}{%- endif -%}
     {%- set snapshot = run_query('select snapshot_id from ' ~ target ~ '.snapshots order by committed_at desc limit 1').rows -%}
-    {%- set summary = {'model': model.name, 'read': counts[0], 'applied': applied,
-                       'superseded': counts[0] - counts[1] - applied, 'quarantined': counts[1],
-                       'files': counts[2]} -%}
-    {%- do log('cdc ' ~ model.name ~ ': ' ~ counts[2] ~ ' file(s), ' ~ counts[0] ~ ' read, ' ~ applied
-               ~ ' applied, ' ~ summary['superseded'] ~ ' superseded, ' ~ counts[1] ~ ' quarantined', info=true) -%}
+    {%- do log('cdc ' ~ model.name ~ ': ' ~ counts['files'] ~ ' file(s), ' ~ counts['read'] ~ ' read, '
+               ~ counts['applied'] ~ ' applied, ' ~ counts['superseded'] ~ ' superseded, '
+               ~ counts['quarantined'] ~ ' quarantined'
+               ~ (', ' ~ ignored_files ~ ' non-data file(s) ignored' if ignored_files else '')
+               ~ (', ' ~ held_files ~ ' incomplete file(s) held back' if held_files else ''), info=true) -%}
     {%- set audit -%}
-        insert into {{ schema }}.cdc_run_audit values (
-            '{{ model.name }}', '{{ invocation_id }}', timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}',
+        insert into {{ schema }}.cdc_run_audit
+            (model_name, run_id, run_started_at, finished_at, is_initial, files_read, rows_read, rows_applied,
+             rows_superseded, rows_quarantined, snapshot_id, files_ignored, files_held)
+        values (
+            {{ sql_string(model.name) }}, '{{ invocation_id }}', timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}',
             current_timestamp(), {{ 'true' if initial else 'false' }},
-            {{ counts[2] }}, {{ counts[0] }}, {{ applied }}, {{ summary['superseded'] }}, {{ counts[1] }},
-            {{ snapshot[0][0] if snapshot | length > 0 else 'null' }}
+            {{ counts['files'] }}, {{ counts['read'] }}, {{ counts['applied'] }}, {{ counts['superseded'] }},
+            {{ counts['quarantined'] }}, {{ snapshot[0][0] if snapshot | length > 0 else 'null' }},
+            {{ ignored_files }}, {{ held_files }}
         )
     {%- endset -%}
     {{ return(audit) }}
 {% endmacro %}
+
+{% macro _cdc_quoted(names) -%}
+    {%- for name in names -%}`{{ name }}`{{ ', ' if not loop.last }}{%- endfor -%}
+{%- endmacro %}
 
 {% macro _cdc_seq_struct(alias, columns) -%}
     named_struct({% for column in columns %}'s{{ loop.index }}', {{ alias }}.`{{ column }}`{{ ', ' if not loop.last }}{% endfor %})

@@ -6,10 +6,12 @@
 
     - On an incremental run only files not yet applied to this model are read
       (the model's entries in cdc_file_log); the filter is on the file scan.
-    - Each source column is cast to its `data_type` from the source YAML with
-      try_cast; a value that does not cast, a missing key, an unknown
-      operation or a missing sequence sets `_cdc_reject_reason`, and
-      `_cdc_raw` keeps the row as written (JSON) for the quarantine table.
+    - Each source column is cast to its `data_type` from the source YAML; a
+      row that could not be read (bronze's `_cdc_malformed`), a value that
+      does not cast or that the cast would change (lossless_cast_check), a
+      missing key, an unknown operation or a missing sequence sets
+      `_cdc_reject_reason`, and `_cdc_raw` keeps the row as written (the raw
+      line, or JSON of the fields) for the quarantine table.
     - Validates the model's CDC settings at compile time.
 #}
 {% macro cdc_changes(source_relation) %}
@@ -38,11 +40,21 @@
         {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
-    {%- set file_filter = _cdc_unapplied_files_filter(cfg) if is_incremental() else none -%}
+    {%- set files = _cdc_new_files(node, is_incremental()) -%}
     {%- set typed = {} -%}
     {%- for column in columns -%}
         {%- do typed.update({column.name: column.data_type or 'string'}) -%}
-    {%- endfor %}
+    {%- endfor -%}
+    {#- Debezium's placeholder for an unchanged TOAST value: not a value; the
+        column is listed in _cdc_unavailable and cdc_apply keeps the value
+        the key had before -#}
+    {%- set placeholder = '__debezium_unavailable_value' if bronze_external_config(node)['format'] == 'debezium' else none -%}
+    {%- set unavailable = [] -%}
+    {%- if placeholder -%}
+        {%- for name in typed if name not in key_columns -%}
+            {%- do unavailable.append(name) -%}
+        {%- endfor -%}
+    {%- endif %}
     select
         _cdc_phase,
         _cdc_op,
@@ -54,12 +66,15 @@
         {%- for name in typed %}
         `{{ name }}`,
         {%- endfor %}
+        _cdc_file_rows,
+        _cdc_file_held,
+        _cdc_unavailable,
         _cdc_reject_reason,
-        case when _cdc_reject_reason is not null then to_json(named_struct(
+        case when _cdc_reject_reason is not null then coalesce(_cdc_raw_line, to_json(named_struct(
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
             '{{ column }}', _raw_{{ column }}{{ ',' if not loop.last }}
             {%- endfor %}
-        )) end as _cdc_raw
+        ))) end as _cdc_raw
     from (
         select
             _cdc_phase,
@@ -73,9 +88,26 @@
             _cdc_file_modified_at,
             _cdc_row,
             {%- for name, data_type in typed.items() %}
+            {%- if name in unavailable %}
+            case when `{{ name }}` <> {{ sql_string(placeholder) }} then {{ _cdc_cast(name, data_type) }} end as `{{ name }}`,
+            {%- else %}
             {{ _cdc_cast(name, data_type) }} as `{{ name }}`,
+            {%- endif %}
             {%- endfor %}
+            {%- if unavailable %}
+            filter(array(
+                {%- for name in unavailable %}
+                case when `{{ name }}` = {{ sql_string(placeholder) }} then {{ sql_string(name) }} end{{ ',' if not loop.last }}
+                {%- endfor %}
+            ), c -> c is not null) as _cdc_unavailable,
+            {%- else %}
+            cast(array() as array<string>) as _cdc_unavailable,
+            {%- endif %}
+            _cdc_file_rows,
+            _cdc_file_held,
+            _cdc_raw_line,
             case
+                when _cdc_malformed is not null then _cdc_malformed
                 {%- for key in key_columns %}
                 when `{{ key }}` is null or trim(`{{ key }}`) = '' then 'missing_key: {{ key }}'
                 {%- endfor %}
@@ -88,14 +120,17 @@
                 when _cdc_phase = 1 and try_cast(_cdc_change_seq as decimal(38, 0)) is null
                     then 'unparseable_value: change sequence'
                 {%- for name, data_type in typed.items() if data_type | lower != 'string' %}
-                when `{{ name }}` is not null and {{ _cdc_cast(name, data_type) }} is null
+                {%- set given = '`' ~ name ~ '` is not null' ~ (' and `' ~ name ~ '` <> ' ~ sql_string(placeholder) if name in unavailable else '') %}
+                when {{ given }} and {{ _cdc_cast(name, data_type) }} is null
                     then 'unparseable_value: {{ name }}'
+                when {{ given }} and not ({{ lossless_cast_check('`' ~ name ~ '`', data_type) }})
+                    then 'lossy_value: {{ name }} ({{ data_type }})'
                 {%- endfor %}
             end as _cdc_reject_reason,
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (columns | map(attribute='name') | list) %}
             `{{ column }}` as _raw_{{ column }}{{ ',' if not loop.last }}
             {%- endfor %}
-        from ({{ bronze_select(node, file_filter) }}) as bronze
+        from ({{ bronze_select(node, files) }}) as bronze
     ) as typed
 {% endmacro %}
 

@@ -14,12 +14,18 @@
       cdc_delete_mode             hard | soft (soft keeps the row with
                                   is_deleted = true and deleted_at)
       cdc_tombstone_retention_hours  how long a hard delete is remembered to
-                                  reject late, older changes (default 168)
+                                  reject late, older changes (default 168);
+                                  after that a change older than the newest
+                                  forgotten delete, for a key the table does
+                                  not hold, is quarantined late_beyond_retention
       cdc_exclude_from_update     columns written on insert only
       cdc_ignore_null_updates     true: a null in an update keeps the stored value
-      cdc_file_lookback_hours     files whose landing time is older than the
-                                  newest applied file minus this are not listed
-                                  again (default 24)
+      cdc_deleted_at_column       soft mode: where deleted_at comes from
+                                  (default _cdc_commit_ts)
+      cdc_write_mode              Iceberg write.merge/update/delete.mode of the
+                                  table (default merge-on-read)
+    A setting given as 0, false or an empty list keeps that value; only an
+    absent setting takes the default.
 #}
 {% macro cdc_config(check_columns=none) %}
     {%- set where = "model '" ~ model.name ~ "'" -%}
@@ -38,15 +44,16 @@
     {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
     {%- set cfg = {
         'keys': keys,
-        'sequence_by': _cdc_setting('cdc_sequence_by') or _cdc_default_sequence(),
-        'operation_column': _cdc_setting('cdc_operation_column') or '_cdc_op',
-        'operations': _cdc_setting('cdc_operations') or ['I', 'U', 'D'],
-        'delete_when': _cdc_setting('cdc_delete_when') or "_cdc_op = 'D'",
-        'delete_mode': _cdc_setting('cdc_delete_mode') or 'hard',
-        'tombstone_retention_hours': _cdc_setting('cdc_tombstone_retention_hours') or 168,
-        'exclude_from_update': _cdc_setting('cdc_exclude_from_update') or [],
-        'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates') or false,
-        'file_lookback_hours': _cdc_setting('cdc_file_lookback_hours') or 24,
+        'sequence_by': _cdc_setting('cdc_sequence_by', _cdc_default_sequence()),
+        'operation_column': _cdc_setting('cdc_operation_column', '_cdc_op'),
+        'operations': _cdc_setting('cdc_operations', ['I', 'U', 'D']),
+        'delete_when': _cdc_setting('cdc_delete_when', "_cdc_op = 'D'"),
+        'delete_mode': _cdc_setting('cdc_delete_mode', 'hard'),
+        'deleted_at_column': _cdc_setting('cdc_deleted_at_column', '_cdc_commit_ts'),
+        'tombstone_retention_hours': _cdc_setting('cdc_tombstone_retention_hours', 168),
+        'exclude_from_update': _cdc_setting('cdc_exclude_from_update', []),
+        'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates', false),
+        'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}
@@ -72,8 +79,9 @@
     {{ return(cfg) }}
 {% endmacro %}
 
-{#- a CDC setting from meta (where dbt wants custom keys) or from config() -#}
-{% macro _cdc_setting(key) %}
+{#- a CDC setting from meta (where dbt wants custom keys) or from config();
+    `default` when it is given in neither -#}
+{% macro _cdc_setting(key, default=none) %}
     {%- set value = config.meta_get(key) if config.meta_get is defined else none -%}
     {%- if value is none -%}
         {%- set value = (config.get('meta') or {}).get(key) -%}
@@ -81,18 +89,27 @@
     {%- if value is none -%}
         {%- set value = config.get(key) -%}
     {%- endif -%}
-    {{ return(value) }}
+    {{ return(default if value is none else value) }}
 {% endmacro %}
 
 {#- Log order of the model's bronze source: DMS writes a commit timestamp and
     a change sequence (AR_H_CHANGE_SEQ) that breaks its ties; Debezium's LSN
     alone is the commit order, and source.ts_ms can disagree with it. -#}
 {% macro _cdc_default_sequence() %}
+    {%- if _cdc_source_format() == 'debezium' -%}
+        {{ return(['_cdc_phase', '_cdc_change_seq']) }}
+    {%- endif -%}
+    {{ return(['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq']) }}
+{% endmacro %}
+
+{#- The format (csv, parquet, debezium) of the bronze source the current
+    model reads; none when it reads no bronze source. -#}
+{% macro _cdc_source_format() %}
     {%- for unique_id in model.depends_on.nodes if unique_id.startswith('source.') and execute -%}
         {%- set node = graph.sources.get(unique_id) -%}
-        {%- if node is not none and bronze_external_config(node)['format'] == 'debezium' -%}
-            {{ return(['_cdc_phase', '_cdc_change_seq']) }}
+        {%- if node is not none and ((node.meta or {}).get('external') or (node.source_meta or {}).get('external')) -%}
+            {{ return(bronze_external_config(node)['format']) }}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq']) }}
+    {{ return(none) }}
 {% endmacro %}

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lakehouse_cdc import PROJECT_ROOT
 
@@ -90,26 +91,53 @@ def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
     rows = spark.sql(
         f"select model_name, sum(files_read) files, sum(rows_read) read, "
         f"sum(rows_applied) applied, sum(rows_superseded) superseded, "
-        f"sum(rows_quarantined) quarantined, max_by(snapshot_id, finished_at) snapshot "
+        f"sum(rows_quarantined) quarantined, coalesce(sum(files_ignored), 0) ignored, "
+        f"coalesce(sum(files_held), 0) held, max_by(snapshot_id, finished_at) snapshot "
         f"from {table} where finished_at >= timestamp_millis({int(since * 1000)}) "
         f"group by model_name order by model_name"
     ).collect()
     return [r.asDict() for r in rows]
 
 
-def print_summary(rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        _say("no CDC model ran")
-        return
-    header = ("table", "files", "read", "applied", "superseded", "quarantined", "snapshot")
-    body = [(r["model_name"], r["files"], r["read"], r["applied"], r["superseded"],
-             r["quarantined"], r["snapshot"]) for r in rows]
+def file_report(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
+    """Per file logged since `since`: rows in the file, read, applied,
+    superseded, quarantined, or ignored (not a data file)."""
+    table = f"{schema}_silver.cdc_file_log"
+    if not spark.catalog.tableExists(table):
+        return []
+    rows = spark.sql(
+        f"select model_name, file_path, status, rows_in_file, row_count as read, rows_applied, "
+        f"rows_superseded, rows_quarantined from {table} "
+        f"where applied_at >= timestamp_millis({int(since * 1000)}) order by model_name, file_path"
+    ).collect()
+    return [r.asDict() for r in rows]
+
+
+def _table(title: str, header: tuple[str, ...], body: list[tuple]) -> None:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
-    print("\nRun summary (silver CDC apply)")
+    line = "  ".join(f"{{:<{w}}}" if i < 2 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    print(f"\n{title}")
     print(line.format(*header))
     for row in body:
         print(line.format(*(str(x) for x in row)))
+
+
+def print_summary(rows: list[dict[str, Any]], files: list[dict[str, Any]] | None = None) -> None:
+    if not rows:
+        _say("no CDC model ran")
+        return
+    if files:
+        _table("Files (silver CDC apply)",
+               ("table", "file", "status", "in file", "read", "applied", "superseded",
+                "quarantined"),
+               [(f["model_name"], unquote(f["file_path"].rsplit("/", 1)[-1]), f["status"],
+                 "" if f["rows_in_file"] is None else f["rows_in_file"], f["read"],
+                 f["rows_applied"], f["rows_superseded"], f["rows_quarantined"]) for f in files])
+    _table("Run summary (silver CDC apply)",
+           ("table", "files", "read", "applied", "superseded", "quarantined", "ignored", "held",
+            "snapshot"),
+           [(r["model_name"], r["files"], r["read"], r["applied"], r["superseded"],
+             r["quarantined"], r["ignored"], r["held"], r["snapshot"]) for r in rows])
     print()
 
 
@@ -141,7 +169,8 @@ def run(options: RunOptions) -> int:
         _say("dbt " + " ".join(build))
         run_dbt(build, schema=options.schema, vars={"bronze_format": options.format},
                 quiet=False)
-    print_summary(run_summary(spark, options.schema, started))
+    print_summary(run_summary(spark, options.schema, started),
+                  file_report(spark, options.schema, started))
     from lakehouse_cdc.quality import load_suites, run_suites
 
     _say("validating silver and gold with Great Expectations")

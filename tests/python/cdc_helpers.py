@@ -47,6 +47,8 @@ def canon(value: Any) -> str | None:
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, dt.date):
+        return value.isoformat()
     if isinstance(value, Decimal):
         return f"{value:.2f}"
     return str(value)

@@ -41,7 +41,7 @@ def _summary(out: str) -> dict[str, tuple[int, int, int]]:
     for line in out.split("Run summary (silver CDC apply)")[1].splitlines()[2:]:
         if not line.startswith("slv_retail__"):
             break
-        name, files, read, applied, superseded, quarantined, _snapshot = line.split()
+        name, files, read, applied, superseded, quarantined, *_ignored_held_snapshot = line.split()
         rows[name] = (int(files), int(read), int(applied) + int(superseded) + int(quarantined))
     return rows
 

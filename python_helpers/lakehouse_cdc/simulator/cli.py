@@ -93,6 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv-null", choices=("empty", "NULL"), default=d.csv_null,
                         help="NULL in change CSVs: empty unquoted field or the literal NULL "
                              f"(default {d.csv_null}); the empty string is always \"\"")
+    parser.add_argument("--no-header", dest="csv_header", action="store_false",
+                        help="CSV files without a header row, as DMS writes them by default "
+                             "(AddColumnName=false); the sample's source YAML then needs "
+                             "--vars '{bronze_csv_header: false}'")
     parser.add_argument("--load-file-rows", type=_positive, default=d.load_file_rows,
                         help=f"rows per LOAD file (default {d.load_file_rows})")
     parser.add_argument("--cdc-file-rows", type=_positive, default=d.cdc_file_rows,
@@ -110,6 +114,7 @@ def config_from_args(args: argparse.Namespace) -> SimulationConfig:
         late_rate=args.late_rate, redeliver_rate=args.redeliver_rate,
         add_column_at_batch=args.add_column_at_batch, malformed_rate=args.malformed_rate,
         format=args.format, full_load_op=args.full_load_op, csv_null=args.csv_null,
+        csv_header=args.csv_header,
         load_file_rows=args.load_file_rows, cdc_file_rows=args.cdc_file_rows,
     )
 

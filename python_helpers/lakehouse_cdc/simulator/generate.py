@@ -723,6 +723,7 @@ class SimulationConfig:
     format: str = "csv"
     full_load_op: str = "I"
     csv_null: str = "empty"
+    csv_header: bool = True
     load_file_rows: int = 100_000
     cdc_file_rows: int = 50_000
 
@@ -825,7 +826,7 @@ def simulate(config: SimulationConfig, *, overwrite: bool = False,
     emitter = FileEmitter(out, config.format, sim.rng, sim.next_counter,
                           csv_null=config.csv_null, full_load_op=config.full_load_op,
                           load_file_rows=config.load_file_rows, dup_rate=config.redeliver_rate,
-                          malformed_rate=config.malformed_rate)
+                          malformed_rate=config.malformed_rate, csv_header=config.csv_header)
     truths = {name: TableTruth(out / TRUTH_DIR, t, last,
                                added_from if t.added_column else None)
               for name, t in TABLES.items()}

@@ -144,12 +144,13 @@ class FileWriter:
 
 class CsvWriter(FileWriter):
     def __init__(self, path: Path, table: Table, with_added: bool, with_op: bool,
-                 csv_null: str = "empty") -> None:
+                 csv_null: str = "empty", header: bool = True) -> None:
         super().__init__(path, table, with_added, with_op)
         self.null = null_text(csv_null)
         self._fh: TextIO = open(path, "w", encoding="utf-8", newline="",  # noqa: SIM115
                                 buffering=1 << 20)
-        self._fh.write(",".join(self.header) + "\n")
+        if header:  # DMS AddColumnName=true; its default writes none
+            self._fh.write(",".join(self.header) + "\n")
         self._meta: tuple[tuple[str | None, ...], str] = ((), "")
 
     def write(self, rec: Record) -> None:
@@ -233,11 +234,12 @@ class DebeziumWriter(FileWriter):
 
 
 def open_writer(fmt: str, path: Path, table: Table, *, with_added: bool, with_op: bool = True,
-                csv_null: str = "empty") -> FileWriter:
-    """A writer for `fmt` (csv | parquet | debezium). Debezium ignores `with_op`
-    and `csv_null` (its `__op` is always present and NULL is JSON null)."""
+                csv_null: str = "empty", csv_header: bool = True) -> FileWriter:
+    """A writer for `fmt` (csv | parquet | debezium). Only CSV uses `csv_null`
+    and `csv_header`; Debezium ignores `with_op` (its `__op` is always present
+    and NULL is JSON null)."""
     if fmt == "csv":
-        return CsvWriter(path, table, with_added, with_op, csv_null)
+        return CsvWriter(path, table, with_added, with_op, csv_null, csv_header)
     if fmt == "parquet":
         return ParquetWriter(path, table, with_added, with_op)
     if fmt == "debezium":
@@ -295,8 +297,10 @@ class FileEmitter:
     def __init__(self, out: Path, fmt: str, rng: random.Random,
                  next_counter: Callable[[], int], *, csv_null: str = "empty",
                  full_load_op: str = "I", load_file_rows: int = 100_000,
-                 dup_rate: float = 0.0, malformed_rate: float = 0.0) -> None:
+                 dup_rate: float = 0.0, malformed_rate: float = 0.0,
+                 csv_header: bool = True) -> None:
         self.out = out
+        self.csv_header = csv_header
         self.fmt = fmt
         self.rng = rng
         self.next_counter = next_counter
@@ -326,7 +330,7 @@ class FileEmitter:
 
     def _writer(self, rel: str, table: str, with_added: bool, with_op: bool) -> FileWriter:
         return open_writer(self.fmt, self.out / rel, TABLES[table], with_added=with_added,
-                           with_op=with_op, csv_null=self.csv_null)
+                           with_op=with_op, csv_null=self.csv_null, csv_header=self.csv_header)
 
     # full load
 

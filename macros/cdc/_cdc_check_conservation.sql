@@ -1,0 +1,29 @@
+{#
+    Row conservation per file: the rows of each file that reached the batch
+    must be exactly the data rows bronze counted in it before parsing any
+    field (`_cdc_file_rows`). A silver model that filters, joins away or
+    repeats change rows would otherwise lose or invent changes silently; the
+    run stops before anything is written and names the files.
+#}
+{% macro _cdc_check_conservation(batch) %}
+    {%- set query -%}
+        select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file
+        from {{ batch }}
+        group by _cdc_file
+        having count(*) <> max(_cdc_file_rows)
+        limit 10
+    {%- endset -%}
+    {%- set rows = run_query(query).rows -%}
+    {%- if rows | length > 0 -%}
+        {%- set listed = [] -%}
+        {%- for row in rows -%}
+            {%- do listed.append(row[0] ~ ' (' ~ row[1] ~ ' of ' ~ row[2] ~ ' rows)') -%}
+        {%- endfor -%}
+        {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+        {%- do exceptions.raise_compiler_error(
+            "model '" ~ model.name ~ "': the rows that reached the model differ from the rows in the files: "
+            ~ listed | join('; ') ~ ". A CDC silver model must pass every change row through "
+            ~ "(no WHERE, no join that drops or repeats rows); reject rows with cdc_operations or "
+            ~ "cdc_delete_when instead. Nothing was applied.") -%}
+    {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,44 @@
+{#
+    Debezium sends `__debezium_unavailable_value` for an unchanged TOAST
+    column: the change carries no value for it (cdc_changes lists such
+    columns in `_cdc_unavailable` and sets them NULL). Within the batch a
+    change takes, for each such column, the value of the latest earlier
+    change of its key that did carry one, and the column leaves the list;
+    what is still listed keeps the stored value in the MERGE
+    (_cdc_merge_sql). SQL over the batch's rows (held files excluded), same
+    columns.
+#}
+{% macro _cdc_fill_unavailable(batch, columns, fillable, keys, seq) %}
+    {%- set window -%}
+        partition by {% for key in keys %}`{{ key }}`{{ ', ' if not loop.last }}{% endfor %}
+        order by {% for column in seq %}`{{ column }}`, {% endfor %}_cdc_file desc, _cdc_row desc
+        rows between unbounded preceding and 1 preceding
+    {%- endset %}
+    select
+        {%- for name in columns %}
+        {%- if name in fillable %}
+        case when array_contains(_cdc_unavailable, {{ sql_string(name) }}) and _fill_{{ loop.index }} is not null
+            then _fill_{{ loop.index }}.v else `{{ name }}` end as `{{ name }}`,
+        {%- elif name == '_cdc_unavailable' %}
+        filter(_cdc_unavailable, c -> case
+            {%- for other in columns if other in fillable %}
+            when c = {{ sql_string(other) }} then _fill_{{ columns.index(other) + 1 }} is null
+            {%- endfor %}
+            else true end) as _cdc_unavailable,
+        {%- else %}
+        `{{ name }}`,
+        {%- endif %}
+        {%- endfor %}
+        true as _cdc_filled
+    from (
+        select
+            *,
+            {%- for name in columns if name in fillable %}
+            last_value(case when not array_contains(_cdc_unavailable, {{ sql_string(name) }})
+                            then named_struct('v', `{{ name }}`) end, true) over ({{ window }})
+                as _fill_{{ columns.index(name) + 1 }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        from {{ batch }}
+        where not _cdc_held and _cdc_reason is null
+    ) as filled
+{% endmacro %}

@@ -1,0 +1,36 @@
+{#
+    A SQL predicate, true when the text `expr` casts to `data_type` without
+    changing its value (the cast returning NULL is checked apart). Spark's
+    casts round (`1.005` into decimal(10,2) is 1.01), drop a time of day
+    going into a date, and accept forms DMS never writes; a value such a
+    cast would change is a reject, never a silent change.
+
+      integers   optional sign and digits only (range: the cast's NULL)
+      decimal    no more fractional digits than the scale, except trailing
+                 zeros (precision overflow: the cast's NULL)
+      date       yyyy-MM-dd, or a midnight timestamp
+      timestamp  yyyy-MM-dd HH:mm:ss with at most 6 fractional digits
+                 (microseconds), years 0001-9999
+      boolean    true/false, t/f, yes/no, y/n, 1/0 (any case)
+    Other types (string, double, float) are not checked here.
+#}
+{% macro lossless_cast_check(expr, data_type) %}
+    {%- set t = data_type | lower | replace(' ', '') -%}
+    {%- set decimal = modules.re.match('^(decimal|numeric)\\((\\d+),(\\d+)\\)$', t) -%}
+    {%- if t in ('tinyint', 'smallint', 'int', 'integer', 'bigint', 'long', 'short', 'byte') -%}
+        {{ expr }} rlike '^[+-]?[0-9]+$'
+    {%- elif decimal -%}
+        {{ expr }} rlike '^[+-]?([0-9]+(\\.[0-9]{0,{{ decimal.group(3) }}}0*)?|\\.[0-9]{1,{{ decimal.group(3) }}}0*)$'
+    {%- elif t in ('decimal', 'numeric') -%}
+        {{ expr }} rlike '^[+-]?[0-9]+(\\.0*)?$'
+    {%- elif t == 'date' -%}
+        {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}( 00:00:00(\\.0{1,9})?)?$'
+    {%- elif t in ('timestamp', 'timestamp_ntz', 'timestamp_ltz') -%}
+        {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$'
+        and {{ expr }} not rlike '^0000-'
+    {%- elif t == 'boolean' -%}
+        lower({{ expr }}) in ('true', 'false', 't', 'f', 'yes', 'no', 'y', 'n', '1', '0')
+    {%- else -%}
+        true
+    {%- endif -%}
+{% endmacro %}
