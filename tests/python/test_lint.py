@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
+import tomllib
 
 from lakehouse_cdc import PROJECT_ROOT
 
@@ -37,3 +40,57 @@ def test_sqlfluff_config_flags_bad_style(tmp_path):
     )
     assert proc.returncode == 1, proc.stdout
     assert "CP01" in proc.stdout
+
+
+def _imports(path) -> set[str]:
+    """Modules a file imports, at any depth (function-level imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+def test_python_package_has_no_import_cycle():
+    package = PROJECT_ROOT / "python_helpers" / "lakehouse_cdc"
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph = {name: {m for m in _imports(path) if m in modules and m != name
+                    and not name.startswith(m + ".")}  # a package's own __init__
+             for name, path in modules.items()}
+
+    def cycle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    return trail + [start]
+                if nxt not in trail:
+                    stack.append((nxt, trail + [nxt]))
+        return None
+
+    cycles = [c for c in map(cycle_from, sorted(graph)) if c]
+    assert not cycles, cycles
+
+
+def test_pyproject_lists_every_package_the_code_imports():
+    from importlib.metadata import packages_distributions
+
+    pyproject = tomllib.loads((PROJECT_ROOT / "python_helpers" / "pyproject.toml").read_text())
+    declared = {re.split(r"[\[=<>~! ]", dep)[0].lower().replace("_", "-")
+                for dep in pyproject["project"]["dependencies"]}
+    distributions = packages_distributions()
+    imported = {name.split(".")[0] for path in
+                (PROJECT_ROOT / "python_helpers" / "lakehouse_cdc").rglob("*.py")
+                for name in _imports(path)}
+    third_party = imported - set(sys.stdlib_module_names) - {"lakehouse_cdc"}
+    missing = {top: distributions.get(top, [top]) for top in third_party
+               if not {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+               & declared}
+    assert third_party and not missing, missing
