@@ -1,7 +1,9 @@
-"""`lakehouse ci --base main`: a branch that changes one silver model builds
-only it and its descendants in a schema of its own, reads everything else
-from the base's build (the session's warehouse, schema t_wh), and its tables
-equal the full build's; the schemas are dropped afterwards."""
+"""`lakehouse ci --base main` on the branch CONTRIBUTING.md walks through:
+it changes a silver model, adds a table with `lakehouse add-table` and a
+column to a mart. Only those and their descendants are built, in a schema of
+the branch's own; everything else is read from the base's build (the
+session's warehouse, schema t_wh); the tables equal the full build's (plus
+the new column, computed here from the base); the schemas are dropped."""
 
 from __future__ import annotations
 
@@ -10,12 +12,27 @@ import subprocess
 from collections import Counter
 
 from lakehouse_cdc import PROJECT_ROOT
+from lakehouse_cdc.add_table import add_table
 from lakehouse_cdc.slim_ci import drop_schemas, run_ci
+from test_add_table import CDC, LOAD, _truth, _write
 
 PROJECT = "lakehouse_cdc"
 NEW_COLUMN = ("row_audit_ts\n    from changes",
               "row_audit_ts,\n        hour(order_ts) as order_hour\n    from changes")
 CDC_WRITE_COLUMNS = {"_cdc_loaded_at", "_cdc_run_id"}
+#: CONTRIBUTING.md, "add a column to a mart": (file, text, text after it)
+MART_CHANGE = [
+    ("models/gold/sales/mart_customer_lifetime_value.sql",
+     "        cast(avg(order_amount) as decimal(18, 2)) as average_order_value,\n",
+     "        cast(max(order_amount) as decimal(18, 2)) as largest_order_value,\n"),
+    ("models/gold/sales/_sales__models.yml",
+     "      - name: average_order_value\n        description: Mean order amount.\n"
+     "        data_type: decimal(18,2)\n",
+     "      - name: largest_order_value\n        description: The customer's largest order "
+     "amount (cancelled orders excluded).\n        data_type: decimal(18,2)\n"),
+    ("models/gold/sales/_sales__unit_tests.yml",
+     "average_order_value: 20.00, ", "largest_order_value: 30.00, "),
+]
 
 
 def _git(repo, *args):
@@ -24,7 +41,8 @@ def _git(repo, *args):
 
 
 def _repo(tmp_path):
-    """The project as a git repository: main = this checkout, branch = one change."""
+    """The project as a git repository: main = this checkout; the branch changes
+    slv_retail__orders, adds the table pos.store and a column to a mart."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for name in ("models", "macros", "snapshots", "seeds", "tests/dbt"):
@@ -40,6 +58,17 @@ def _repo(tmp_path):
     assert NEW_COLUMN[0] in text, "slv_retail__orders.sql changed shape: update NEW_COLUMN"
     model.write_text(text.replace(*NEW_COLUMN))
     _git(repo, "commit", "-qam", "orders: hour of the order")
+
+    landing = tmp_path / "pos_landing"
+    _write(landing / "pos" / "store", "LOAD00000001.csv", LOAD)
+    _write(landing / "pos" / "store", "20250302-090000500.csv", CDC)
+    add_table(landing / "pos" / "store", project_dir=repo, landing_root=landing)
+    for path, anchor, added in MART_CHANGE:
+        text = (repo / path).read_text()
+        assert anchor in text, f"{path} changed shape: update MART_CHANGE (and CONTRIBUTING.md)"
+        (repo / path).write_text(text.replace(anchor, anchor + added, 1))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "pos.store; largest order per customer")
     return repo
 
 
@@ -62,7 +91,8 @@ def test_slim_ci_builds_the_change_and_its_descendants_only(warehouse_run, spark
         built = {uid.split(".")[-1] for uid in result.built if uid.startswith("model.")}
         assert built == {"slv_retail__orders", "fct_orders", "fct_order_items",
                          "mart_daily_revenue_by_country", "mart_customer_lifetime_value",
-                         "mart_product_performance"}, built
+                         "mart_product_performance", "slv_pos__store"}, built
+        assert any(uid.startswith("unit_test.") for uid in result.built)
         # nothing else was built: the rest was read from t_wh (deferred)
         for table in ("silver.slv_retail__customer_master", "dimensions.dim_customer",
                       "seeds.order_status"):
@@ -76,8 +106,20 @@ def test_slim_ci_builds_the_change_and_its_descendants_only(warehouse_run, spark
         assert hours and all(r.order_hour == r.order_ts.hour for r in hours)
         for table in ("fct_orders", "fct_order_items", "mart_daily_revenue_by_country",
                       "mart_customer_lifetime_value", "mart_product_performance"):
-            ci_rows = _rows(spark, f"{schema}_gold.{table}")
+            ci_rows = _rows(spark, f"{schema}_gold.{table}", ["largest_order_value"])
             assert ci_rows and ci_rows == _rows(spark, f"{scenario.schema}_gold.{table}"), table
+        largest: dict = {}
+        for row in spark.table(f"{scenario.schema}_gold.fct_orders").collect():
+            if not row.is_cancelled:
+                largest[row.customer_id] = max(largest.get(row.customer_id, row.order_amount),
+                                               row.order_amount)
+        got = {r.customer_id: r.largest_order_value for r in spark.table(
+            f"{schema}_gold.mart_customer_lifetime_value").collect()}
+        assert got == largest
+        stores = spark.sql(f"select store_id, store_name, city, opened_on, floor_area, is_open "
+                           f"from {schema}_silver.slv_pos__store").collect()
+        assert {r.store_id: (r.store_name, r.city, r.opened_on.isoformat(), r.floor_area,
+                             r.is_open) for r in stores} == _truth()
         known = spark.sql(f"select count(*) from {schema}_gold.fct_orders "
                           f"where customer_sk != '-1'").first()[0]
         assert known > 0, "facts found no customer version: dim_customer was not deferred"
