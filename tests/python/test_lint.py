@@ -31,8 +31,9 @@ def test_sqlfluff_clean(spark, monkeypatch):
     assert config.get("templater") == "dbt"
     result = Linter(config=config).lint_paths(("models", "snapshots", "tests/dbt"))
     assert result.stats(fail_code=1, success_code=0)["files"] >= 15
-    problems = [f"{path}: {v['code']} line {v['start_line_no']}: {v['description']}"
-                for path, violations in result.violation_dict().items() for v in violations]
+    problems = [f"{record['filepath']}: {v['code']} line {v['start_line_no']}: "
+                f"{v['description']}" for record in result.as_records()
+                for v in record["violations"]]
     assert not problems, problems
     proc = subprocess.run(
         [sys.executable, "-m", "sqlfluff", "lint", "--templater", "jinja", "macros",
