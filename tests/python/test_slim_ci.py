@@ -40,7 +40,7 @@ def _git(repo, *args):
                     *args], check=True, capture_output=True)
 
 
-def _repo(tmp_path):
+def _repo(tmp_path, landing_root):
     """The project as a git repository: main = this checkout; the branch changes
     slv_retail__orders, adds the table pos.store and a column to a mart."""
     repo = tmp_path / "repo"
@@ -62,7 +62,8 @@ def _repo(tmp_path):
     landing = tmp_path / "pos_landing"
     _write(landing / "pos" / "store", "LOAD00000001.csv", LOAD)
     _write(landing / "pos" / "store", "20250302-090000500.csv", CDC)
-    add_table(landing / "pos" / "store", project_dir=repo, landing_root=landing)
+    # outside the build's landing root: the source YAML gets the absolute path
+    add_table(landing / "pos" / "store", project_dir=repo, landing_root=landing_root)
     for path, anchor, added in MART_CHANGE:
         text = (repo / path).read_text()
         assert anchor in text, f"{path} changed shape: update MART_CHANGE (and CONTRIBUTING.md)"
@@ -80,7 +81,7 @@ def _rows(spark, table, drop=()):
 
 def test_slim_ci_builds_the_change_and_its_descendants_only(warehouse_run, spark, tmp_path):
     scenario, _ = warehouse_run
-    repo = _repo(tmp_path)
+    repo = _repo(tmp_path, scenario.landing)
     vars = {"landing_root": str(scenario.landing), **scenario.vars}
     result = run_ci("main", project_dir=repo, prod_schema=scenario.schema,
                     state=scenario.target_path, vars=vars, keep=True)
