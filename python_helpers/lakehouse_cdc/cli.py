@@ -6,6 +6,8 @@
     lakehouse bench      time a CDC batch against two table sizes
     lakehouse quality    Great Expectations suites + Data Docs
     lakehouse jars       put the Iceberg runtime jars in place
+    lakehouse add-table  source YAML + silver model + docs/tests for a landed folder
+    lakehouse ci         slim CI: build what a branch changed, against the base
 """
 
 from __future__ import annotations
@@ -103,6 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
                            add_help=False)
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(func=_cmd_bench)
+
+    from lakehouse_cdc import add_table, slim_ci
+
+    for name, module, help_text in (
+            ("add-table", add_table, "write the source YAML, silver model, docs and tests "
+             "of a table from its landed files"),
+            ("ci", slim_ci, "slim CI: build state:modified+ of this branch against --base "
+             "in a throw-away schema")):
+        command = sub.add_parser(name, help=help_text, description=module.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(command)
+        command.set_defaults(func=module.main)
 
     jars = sub.add_parser("jars", help="put the Iceberg runtime jars into .jars/")
     jars.add_argument("--quiet", action="store_true")

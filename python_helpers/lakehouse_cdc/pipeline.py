@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from lakehouse_cdc import PROJECT_ROOT
+from lakehouse_cdc.home import lakehouse_home
 
 
 @dataclass(frozen=True)
@@ -30,12 +30,6 @@ class RunOptions:
     schema: str = "lakehouse"
     select: str | None = None
     format: str = "csv"
-
-
-def lakehouse_home() -> Path:
-    home = Path(os.environ.get("LAKEHOUSE_HOME", PROJECT_ROOT / ".lakehouse")).resolve()
-    os.environ["LAKEHOUSE_HOME"] = str(home)
-    return home
 
 
 def _say(message: str) -> None:
@@ -143,6 +137,7 @@ def print_summary(rows: list[dict[str, Any]], files: list[dict[str, Any]] | None
 
 def run(options: RunOptions) -> int:
     from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.quality import load_suites, run_suites
     from lakehouse_cdc.spark import get_spark
 
     home = lakehouse_home()
@@ -171,8 +166,6 @@ def run(options: RunOptions) -> int:
                 quiet=False)
     print_summary(run_summary(spark, options.schema, started),
                   file_report(spark, options.schema, started))
-    from lakehouse_cdc.quality import load_suites, run_suites
-
     _say("validating silver and gold with Great Expectations")
     report = run_suites(spark, load_suites(), options.schema, home / "quality")
     print(report.summary())

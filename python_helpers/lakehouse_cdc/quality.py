@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default $LAKEHOUSE_HOME/quality)")
     args = parser.parse_args(argv)
-    from lakehouse_cdc.pipeline import lakehouse_home
+    from lakehouse_cdc.home import lakehouse_home
     from lakehouse_cdc.spark import get_spark
 
     out = args.out or lakehouse_home() / "quality"

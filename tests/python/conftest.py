@@ -116,7 +116,9 @@ def warehouse_run(spark, simulated, tmp_path_factory):
 
     sim = simulated(**WAREHOUSE_KNOBS)
     base = tmp_path_factory.mktemp("warehouse")
-    scenario = Scenario(sim, base / "landing", "t_wh", target_path=base / "target")
+    # build_snapshots: the snapshot kind's snapshots too, to compare both kinds
+    scenario = Scenario(sim, base / "landing", "t_wh", vars={"build_snapshots": True},
+                        target_path=base / "target")
     captures = []
     for batch in range(WAREHOUSE_KNOBS["batches"] + 1):
         scenario.land(batch)

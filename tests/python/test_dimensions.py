@@ -119,11 +119,12 @@ def test_snapshot_kind_dimension_view(built, spark):
     snapshot; the generic SCD2 tests and the facts' relationship tests run on
     it as part of the build (facts are rebuilt against it)."""
     scenario, _, snapshots = built
-    scenario.vars = {"dim_customer_kind": "snapshot", "dim_product_kind": "snapshot"}
+    saved = scenario.vars
+    scenario.vars = {**saved, "dim_customer_kind": "snapshot", "dim_product_kind": "snapshot"}
     try:
         scenario.build("dim_customer+ dim_product+")
     finally:
-        scenario.vars = {}
+        scenario.vars = saved
     for dim in DIMENSIONS:
         rows = _rows([r.asDict() for r in spark.table(f"t_wh_dimensions.{dim}").collect()], dim)
         assert {k: {c: v for c, v in r.items() if c != "is_current"} for k, r in rows.items()} \

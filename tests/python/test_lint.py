@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
+import tomllib
 
 from lakehouse_cdc import PROJECT_ROOT
 
@@ -16,11 +19,25 @@ def test_ruff_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_sqlfluff_clean():
-    paths = [p for p in ("models", "snapshots") if (PROJECT_ROOT / p).is_dir()]
-    assert "models" in paths
+def test_sqlfluff_clean(spark, monkeypatch):
+    """Models, snapshots and dbt tests as the dbt templater compiles them (the
+    .sqlfluff setting pre-commit uses), linted in this process: dbt-spark's
+    session method reuses the test suite's Spark session, so no second JVM
+    and no second metastore; then the macros with the jinja templater."""
+    from sqlfluff.core import FluffConfig, Linter
+
+    monkeypatch.chdir(PROJECT_ROOT)
+    config = FluffConfig.from_path(str(PROJECT_ROOT))
+    assert config.get("templater") == "dbt"
+    result = Linter(config=config).lint_paths(("models", "snapshots", "tests/dbt"))
+    assert result.stats(fail_code=1, success_code=0)["files"] >= 15
+    problems = [f"{record['filepath']}: {v['code']} line {v['start_line_no']}: "
+                f"{v['description']}" for record in result.as_records()
+                for v in record["violations"]]
+    assert not problems, problems
     proc = subprocess.run(
-        [sys.executable, "-m", "sqlfluff", "lint", *paths, "--disable-progress-bar"],
+        [sys.executable, "-m", "sqlfluff", "lint", "--templater", "jinja", "macros",
+         "--disable-progress-bar"],
         cwd=PROJECT_ROOT, capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
@@ -32,8 +49,62 @@ def test_sqlfluff_config_flags_bad_style(tmp_path):
     bad.write_text("SELECT a, b + 1 FROM {{ ref('x') }}\n")
     proc = subprocess.run(
         [sys.executable, "-m", "sqlfluff", "lint", str(bad), "--config",
-         str(PROJECT_ROOT / ".sqlfluff"), "--disable-progress-bar"],
+         str(PROJECT_ROOT / ".sqlfluff"), "--templater", "jinja", "--disable-progress-bar"],
         cwd=PROJECT_ROOT, capture_output=True, text=True,
     )
     assert proc.returncode == 1, proc.stdout
     assert "CP01" in proc.stdout
+
+
+def _imports(path) -> set[str]:
+    """Modules a file imports, at any depth (function-level imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+def test_python_package_has_no_import_cycle():
+    package = PROJECT_ROOT / "python_helpers" / "lakehouse_cdc"
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    graph = {name: {m for m in _imports(path) if m in modules and m != name
+                    and not name.startswith(m + ".")}  # a package's own __init__
+             for name, path in modules.items()}
+
+    def cycle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    return trail + [start]
+                if nxt not in trail:
+                    stack.append((nxt, trail + [nxt]))
+        return None
+
+    cycles = [c for c in map(cycle_from, sorted(graph)) if c]
+    assert not cycles, cycles
+
+
+def test_pyproject_lists_every_package_the_code_imports():
+    from importlib.metadata import packages_distributions
+
+    pyproject = tomllib.loads((PROJECT_ROOT / "python_helpers" / "pyproject.toml").read_text())
+    declared = {re.split(r"[\[=<>~! ]", dep)[0].lower().replace("_", "-")
+                for dep in pyproject["project"]["dependencies"]}
+    distributions = packages_distributions()
+    imported = {name.split(".")[0] for path in
+                (PROJECT_ROOT / "python_helpers" / "lakehouse_cdc").rglob("*.py")
+                for name in _imports(path)}
+    third_party = imported - set(sys.stdlib_module_names) - {"lakehouse_cdc"}
+    missing = {top: distributions.get(top, [top]) for top in third_party
+               if not {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
+               & declared}
+    assert third_party and not missing, missing

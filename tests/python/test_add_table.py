@@ -1,0 +1,167 @@
+"""`lakehouse add-table`: a table the simulator has never seen (a `pos.store`
+table, CSV with a header row) lands; the command writes its source YAML,
+silver model, docs and tests; `dbt build` of it passes with no hand edit and
+silver holds the changes applied, computed here from the rows written."""
+
+from __future__ import annotations
+
+import csv
+import uuid
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from lakehouse_cdc.add_table import AddTableError, add_table, infer_type
+from lakehouse_cdc.cli import main as cli_main
+from lakehouse_cdc.dbt_runner import run_dbt
+
+HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "store_id", "store_name", "city",
+          "opened_on", "floor_area", "is_open", "updated_at"]
+LOAD = [
+    ["I", "2025-03-01 00:00:00.000000", "", "10", "Main St", "Oslo", "2019-04-01", "120.50",
+     "true", "2025-02-01 10:00:00.000000"],
+    ["I", "2025-03-01 00:00:00.000000", "", "11", "Harbour, Pier 2", "Bergen", "2020-06-15",
+     "80.25", "true", "2025-02-01 10:00:00.000000"],
+    ["I", "2025-03-01 00:00:00.000000", "", "12", "Old Town", "NULL", "2021-01-10", "95.00",
+     "false", "2025-02-01 10:00:00.000000"],
+]
+CDC = [
+    ["U", "2025-03-02 09:00:00.000001", "20250302090000000000000000000000001", "10",
+     "Main Street", "Oslo", "2019-04-01", "130.00", "true", "2025-03-02 09:00:00.000000"],
+    ["D", "2025-03-02 09:00:00.000002", "20250302090000000000000000000000002", "11",
+     "Harbour, Pier 2", "Bergen", "2020-06-15", "80.25", "true", "2025-03-02 09:00:00.000000"],
+    ["I", "2025-03-02 09:00:00.000003", "20250302090000000000000000000000003", "13",
+     "Airport", "Stavanger", "2025-03-02", "60.00", "true", "2025-03-02 09:00:00.000000"],
+    ["U", "2025-03-02 09:00:00.000004", "20250302090000000000000000000000004", "13",
+     "Airport \"Sola\"", "Stavanger", "2025-03-02", "60.00", "true",
+     "2025-03-02 09:00:01.000000"],
+]
+
+
+def _write(folder, name, rows, header=HEADER):
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / name, "w", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(([header] if header else []) + rows)
+
+
+def _truth() -> dict[int, tuple]:
+    """The last change per key, in (phase, commit time, sequence) order; deletes remove."""
+    state: dict[int, tuple] = {}
+    changes = [(0, *r) for r in LOAD] + [(1, *r) for r in CDC]
+    for _, op, _ts, _seq, *values in sorted(changes, key=lambda c: (c[0], c[2], c[3])):
+        key = int(values[0])
+        if op == "D":
+            state.pop(key, None)
+        else:
+            state[key] = (values[1], None if values[2] == "NULL" else values[2], values[3],
+                          Decimal(values[4]), values[5] == "true")
+    return state
+
+
+def test_add_table_on_an_unseen_folder_builds_and_tests_green(spark, project_copy, tmp_path):
+    project = project_copy()
+    landing = tmp_path / "landing"
+    folder = landing / "pos" / "store"
+    _write(folder, "LOAD00000001.csv", LOAD)
+    _write(folder, "20250302-090000500.csv", CDC)
+
+    assert cli_main(["add-table", str(folder), "--project-dir", str(project),
+                     "--landing-root", str(landing)]) == 0
+
+    sources = yaml.safe_load((project / "models/bronze/pos/_pos__sources.yml").read_text())
+    (source,) = sources["sources"]
+    (table,) = source["tables"]
+    assert (source["name"], table["name"]) == ("dms_pos", "store")
+    assert table["meta"]["external"] == {"location": "pos/store", "header": True}
+    types = {c["name"]: c.get("data_type") for c in table["columns"]
+             if not c["name"].startswith("_cdc_")}
+    assert types == {"store_id": "bigint", "store_name": "string", "city": "string",
+                     "opened_on": "date", "floor_area": "decimal(18,2)", "is_open": "boolean",
+                     "updated_at": "timestamp"}
+    assert (project / "models/silver/pos/slv_pos__store.sql").exists()
+
+    schema = f"t_add_table_{uuid.uuid4().hex[:6]}"
+    result = run_dbt(["build", "--select", "slv_pos__store"], project_dir=project,
+                     schema=schema, vars={"landing_root": str(landing)},
+                     target_path=tmp_path / "target")
+    tests = {r.node.name: str(r.status) for r in result.result.results
+             if r.node.resource_type == "test"}
+    kinds = {name.split("_slv_")[0] for name in tests}
+    assert {"unique", "not_null", "accepted_values"} <= kinds, tests
+    assert set(tests.values()) == {"pass"}, tests
+
+    rows = spark.sql(f"select store_id, store_name, city, opened_on, floor_area, is_open "
+                     f"from {schema}_silver.slv_pos__store").collect()
+    got = {r.store_id: (r.store_name, r.city, r.opened_on.isoformat(), r.floor_area, r.is_open)
+           for r in rows}
+    assert got == _truth()
+
+
+def test_declared_columns_parquet_and_errors(tmp_path, project_copy):
+    """Without a header the columns come from --columns (header: false); a
+    Parquet folder gives its schema; a folder with no unique column asks for
+    --key; the lead's source file is never edited."""
+    project = project_copy()
+    landing = tmp_path / "landing"
+    plain = landing / "crm" / "visit"
+    _write(plain, "LOAD00000001.csv",
+           [["I", "2025-01-01 00:00:00", "", "1", "7", "web"],
+            ["I", "2025-01-01 00:00:00", "", "2", "7", "shop"]], header=None)
+    written = add_table(plain, project_dir=project, landing_root=landing,
+                        columns=["visit_id", "customer_id", "channel"])
+    (table,) = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"]
+    assert table["meta"]["external"] == {"location": "crm/visit", "header": False}
+    assert [c["name"] for c in table["columns"] if not c["name"].startswith("_cdc_")] == [
+        "visit_id", "customer_id", "channel"]
+    assert written.key == ["visit_id"]
+
+    parquet = landing / "crm" / "ticket"
+    parquet.mkdir(parents=True)
+    pq.write_table(pa.table({"Op": ["I", "I"], "dms_commit_ts": ["2025-01-01 00:00:00"] * 2,
+                             "AR_H_CHANGE_SEQ": ["", ""], "ticket_no": ["5", "5"],
+                             "line": ["1", "1"], "opened_at": ["2025-01-01 08:00:00"] * 2}),
+                   parquet / "LOAD00000001.parquet")
+    with pytest.raises(AddTableError, match="--key"):
+        add_table(parquet, project_dir=project, landing_root=landing)
+    written = add_table(parquet, project_dir=project, landing_root=landing,
+                        key=["ticket_no", "line"])
+    sources = yaml.safe_load(written.source_yaml.read_text())["sources"][0]
+    assert [t["name"] for t in sources["tables"]] == ["visit", "ticket"]
+    ticket = sources["tables"][1]
+    assert ticket["meta"]["external"]["header"] is False
+    assert {c["name"]: c.get("data_type") for c in ticket["columns"]
+            if not c["name"].startswith("_cdc_")} == {
+        "ticket_no": "bigint", "line": "bigint", "opened_at": "timestamp"}
+    models = yaml.safe_load(written.model_yaml.read_text())["models"]
+    assert models[1]["data_tests"] == [
+        {"unique_combination": {"arguments": {"columns": ["ticket_no", "line"]}}}]
+
+    retail = landing / "retail" / "store"
+    _write(retail, "LOAD00000001.csv", LOAD)
+    before = (project / "models/bronze/dms/_dms__sources.yml").read_text()
+    with pytest.raises(AddTableError, match="_dms__sources.yml"):
+        add_table(retail, project_dir=project, landing_root=landing, system="retail")
+    assert (project / "models/bronze/dms/_dms__sources.yml").read_text() == before
+
+
+@pytest.mark.parametrize("values,expected", [
+    (["1", "-20", None], "bigint"),
+    (["1.5", "22.25", "3"], "decimal(18,2)"),
+    (["2025-01-01", None], "date"),
+    (["2025-01-01 10:00:00.123456", "2025-01-01T10:00:00"], "timestamp"),
+    (["true", "False"], "boolean"),
+    (["1", "x"], "string"),
+    ([None, None], "string"),
+])
+def test_type_inference(values, expected):
+    assert infer_type(values) == expected
+
+
+def test_help_names_every_option(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["add-table", "--help"])
+    text = capsys.readouterr().out
+    for option in ("--key", "--columns", "--format", "--system", "--landing-root"):
+        assert option in text

@@ -1,0 +1,44 @@
+"""The dbt unit tests (models/**/_*unit_tests*.yml, `unit_tests:` blocks) can
+fail: each model's SQL is broken on purpose in a copy of the project, the way
+a hurried edit might break it, and every unit test must then fail. (Unbroken,
+they pass: they run inside every `dbt build` of the session's warehouse.)"""
+
+from __future__ import annotations
+
+from lakehouse_cdc.dbt_runner import run_dbt
+
+#: model file -> (text in it, the slip that replaces it)
+SLIPS = {
+    "gold/sales/fct_orders.sql": ("and orders.order_ts < customers.rec_exp_dt",
+                                  "and orders.order_ts <= customers.rec_exp_dt"),
+    "gold/sales/fct_order_items.sql": ("and orders.order_ts < products.rec_exp_dt",
+                                       "and orders.order_ts <= products.rec_exp_dt"),
+    "gold/sales/mart_customer_lifetime_value.sql": ("where not is_cancelled", "where true"),
+    "gold/sales/mart_daily_revenue_by_country.sql": ("where not orders.is_cancelled", "where true"),
+    "gold/sales/mart_product_performance.sql": (
+        "count(distinct order_id)", "count(order_id)"),
+    "silver/intermediate/int_customer__current.sql": (
+        "case when not master.is_deleted and not address.is_deleted then address.city end",
+        "case when not master.is_deleted then address.city end"),
+    "silver/intermediate/int_product__current.sql": (
+        "case when not is_deleted then product_name end", "product_name"),
+}
+
+
+def test_every_unit_test_fails_when_its_model_is_broken(warehouse_run, project_copy, tmp_path):
+    scenario, _ = warehouse_run
+    project = project_copy()
+    for path, (right, wrong) in SLIPS.items():
+        model = project / "models" / path
+        text = model.read_text()
+        assert right in text, f"{path} no longer has {right!r}: update SLIPS"
+        model.write_text(text.replace(right, wrong))
+    result = run_dbt(["test", "--select", "test_type:unit"], project_dir=project,
+                     schema=scenario.schema,
+                     vars={"landing_root": str(scenario.landing), "build_snapshots": True},
+                     target_path=tmp_path / "target", expect_success=False)
+    units = [r for r in result.result.results if r.node.resource_type == "unit_test"]
+    outcomes = {r.node.name: str(r.status) for r in units}
+    broken = {path.rsplit("/", 1)[1].removesuffix(".sql") for path in SLIPS}
+    assert {r.node.tested_node_unique_id.split(".")[-1] for r in units} == broken
+    assert set(outcomes.values()) == {"fail"}, outcomes
