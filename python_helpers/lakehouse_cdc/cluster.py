@@ -201,6 +201,11 @@ def _preflight(cluster: Cluster, starting: list[str]) -> None:
         raise ClusterError("Java is missing: `apt-get install -y openjdk-17-jre-headless` "
                            "(scripts/bootstrap.sh does it)")
     _pg_bin()
+    import importlib.util
+
+    if importlib.util.find_spec("pyhive") is None:
+        raise ClusterError("dbt-spark's thrift client (PyHive) is missing: "
+                           "run `LAKEHOUSE_CLUSTER=1 . scripts/bootstrap.sh`")
     if not PG_JDBC_JAR.exists():
         raise ClusterError(f"the PostgreSQL JDBC driver ({PG_JDBC_JAR}) is missing: {INSTALL_HINT}")
     for component in starting:
@@ -349,13 +354,14 @@ def _launch(cluster: Cluster, name: str, cmd: list[str]) -> None:
 
 def _wait(what: str, ready: Any, cluster: Cluster, name: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
+    log = cluster.logs / f"{name}.log"
     while time.monotonic() < deadline:
         if ready():
             return
         if name and not _alive(cluster.pids.get(name)):
-            raise ClusterError(f"{what} exited while starting; see {cluster.logs / (name + '.log')}")
+            raise ClusterError(f"{what} exited while starting; see {log}")
         time.sleep(0.5)
-    raise ClusterError(f"{what} not ready after {timeout:.0f}s; see {cluster.logs / (name + '.log')}")
+    raise ClusterError(f"{what} not ready after {timeout:.0f}s; see {log}")
 
 
 def _master_state(cluster: Cluster) -> dict[str, Any] | None:

@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 from cdc_helpers import SILVER, diff, silver_state, truth_state
 from conftest import WAREHOUSE_KNOBS
 from lakehouse_cdc.simulator import TABLES, land_batch
@@ -172,8 +171,9 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
                 + diff(after[table], state[table]))
     _assert_warehouse_is_truth(spark, sim, 2)
     # no change file was applied twice, and the lock is free again
-    logged = spark.sql(f"select model_name, file_path, count(*) n from {SCHEMA}_silver.cdc_file_log "
-                       "group by model_name, file_path having count(*) > 1").collect()
+    logged = spark.sql(f"select model_name, file_path, count(*) n from {SCHEMA}_silver."
+                       "cdc_file_log group by model_name, file_path having count(*) > 1"
+                       ).collect()
     assert logged == []
     assert spark.sql(f"select holder from {SCHEMA}_ops.lakehouse_lock").collect() == [
         {"holder": None}]
