@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import shutil
@@ -597,12 +598,13 @@ def _same(value: Any) -> Any:
     return value
 
 
-#: HiveServer2 sends these types as text: read them as Spark's Python API would
-_FROM_TEXT: dict[str, Any] = {
-    "DECIMAL_TYPE": lambda v: __import__("decimal").Decimal(v),
-    "TIMESTAMP_TYPE": lambda v: __import__("datetime").datetime.fromisoformat(v),
-    "DATE_TYPE": lambda v: __import__("datetime").date.fromisoformat(v),
-}
+#: HiveServer2 sends dates as text (PyHive itself parses decimals and timestamps):
+#: read them as Spark's Python API would
+def _date(value: Any) -> Any:
+    return datetime.date.fromisoformat(value) if isinstance(value, str) else value
+
+
+_FROM_TEXT: dict[str, Any] = {"DATE_TYPE": _date}
 
 
 class ThriftTables:
@@ -635,13 +637,22 @@ class ThriftTables:
     def table_exists(self, schema: str, table: str) -> bool:
         return bool(self.sql(f"show tables in {schema} like '{table}'"))
 
+    def columns(self, name: str) -> dict[str, str]:
+        """Column name -> type, as `describe` lists them before its first
+        blank or `#` line (partitioning and metadata follow)."""
+        out = {}
+        for row in self.sql(f"describe {name}"):
+            if not row["col_name"] or row["col_name"].startswith("#"):
+                break
+            out[row["col_name"]] = row["data_type"]
+        return out
+
     def table(self, name: str) -> Any:
         """The whole table as pandas, typed: HiveServer2 sends decimals and
         timestamps as text."""
         import pandas as pd
 
-        types = {row["col_name"]: row["data_type"] for row in self.sql(f"describe {name}")
-                 if row["col_name"] and not row["col_name"].startswith("#")}
+        types = self.columns(name)
         frame = pd.DataFrame(self.sql(f"select * from {name}"), columns=list(types))
         for column, data_type in types.items():
             if data_type.startswith("decimal"):

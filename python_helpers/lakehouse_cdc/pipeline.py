@@ -122,6 +122,10 @@ def run(options: RunOptions) -> int:
     from lakehouse_cdc.spark import get_spark
 
     home = lakehouse_home()
+    if options.fresh and os.environ.get("DBT_TARGET", "local") != "local":
+        raise SystemExit("[lakehouse] --fresh deletes $LAKEHOUSE_HOME, which holds the running "
+                         "cluster's catalog and warehouse: use another --schema instead, or "
+                         "`lakehouse cluster down` and delete the folder yourself")
     if options.fresh and home.exists():
         _say(f"--fresh: removing {home}")
         shutil.rmtree(home)
