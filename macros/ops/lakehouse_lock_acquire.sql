@@ -16,7 +16,8 @@
     {%- if not execute or not _lakehouse_lock_enabled() -%}{{ return('') }}{%- endif -%}
     {%- set purpose = purpose or ('dbt ' ~ flags.WHICH) -%}
     {%- set ttl = ttl_minutes or var('lakehouse_lock_ttl_minutes', 180) -%}
-    {%- set held_by = env_var('USER', env_var('LOGNAME', 'unknown')) ~ '@' ~ env_var('HOSTNAME', 'unknown host') -%}
+    {#- `lakehouse dbt` / `lakehouse run` set LAKEHOUSE_LOCK_OWNER to user@host -#}
+    {%- set held_by = env_var('LAKEHOUSE_LOCK_OWNER', env_var('USER', 'unknown') ~ '@' ~ env_var('HOSTNAME', 'unknown host')) -%}
     {%- set table = _lakehouse_lock_table(lock_name) -%}
     {%- set state = _lakehouse_lock_state(table, lock_name) -%}
     {%- if state is not none and state.holder and state.holder != invocation_id and not state.expired -%}

@@ -41,9 +41,9 @@ def _cmd_dbt(args: argparse.Namespace) -> int:
     if os.environ.get("DBT_TARGET", "local") == "local":
         get_spark()
     else:  # dbt talks to a Thrift server: no Spark in this process
-        from lakehouse_cdc.cluster import patch_pyhive
+        from lakehouse_cdc.cluster import prepare_thrift_client
 
-        patch_pyhive()
+        prepare_thrift_client()
     try:
         run_dbt(args.dbt_args, quiet=False)
     except DbtError as error:

@@ -156,9 +156,14 @@ def load(home: Path | None = None, overrides: dict[str, int] | None = None) -> C
     state = home / "cluster.json"
     if state.exists():
         recorded = json.loads(state.read_text())
-    ports = {name: int(os.environ.get(env, default)) for name, (env, default) in PORTS.items()}
-    ports.update(recorded.get("ports", {}) if recorded.get("pids") else {})
-    ports.update(overrides or {})
+    # a running cluster keeps its ports; otherwise options > environment >
+    # the ports it last ran on > defaults
+    ports = {name: default for name, (_env, default) in PORTS.items()}
+    ports.update(recorded.get("ports", {}))
+    if not any(_alive(pid) for pid in recorded.get("pids", {}).values()):
+        ports.update({name: int(os.environ[env]) for name, (env, _d) in PORTS.items()
+                      if os.environ.get(env)})
+        ports.update(overrides or {})
     return Cluster(home=home, ports=ports, pids=recorded.get("pids", {}),
                    worker_cores=int(os.environ.get("LAKEHOUSE_WORKER_CORES", 1)),
                    worker_memory=os.environ.get("LAKEHOUSE_WORKER_MEMORY", "2g"))
@@ -401,6 +406,15 @@ def patch_pyhive() -> None:
 
     fetch_results._lakehouse_patched = True  # type: ignore[attr-defined]
     TCLIService.Client.FetchResults = fetch_results
+
+
+def prepare_thrift_client() -> None:
+    """Before dbt talks to a Thrift server from this process: fix PyHive, and
+    name this user and machine for the build lock's messages."""
+    import getpass
+
+    patch_pyhive()
+    os.environ.setdefault("LAKEHOUSE_LOCK_OWNER", f"{getpass.getuser()}@{socket.gethostname()}")
 
 
 def thrift_query(sql: str, port: int | None = None, fetch: bool = True) -> list[tuple]:

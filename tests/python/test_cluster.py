@@ -180,6 +180,30 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
         {"holder": None}]
     print(f"second build failed fast in {b_seconds:.1f}s; {len(seen)} consistent reads")
 
+    # docs and the Great Expectations suites run against the cluster too
+    docs = subprocess.run([sys.executable, "-m", "lakehouse_cdc.cli", "dbt", "docs", "generate",
+                           "--target-path", str(tmp_path / "docs")], env=build_env,
+                          capture_output=True, text=True, timeout=600)
+    assert docs.returncode == 0, docs.stdout[-3000:] + docs.stderr[-2000:]
+    catalog = json.loads((tmp_path / "docs" / "catalog.json").read_text())["nodes"]
+    for node in ("model.lakehouse_cdc.slv_retail__orders", "snapshot.lakehouse_cdc.snp_customer",
+                 "model.lakehouse_cdc.fct_orders"):
+        assert catalog[node]["columns"], node
+    quality = subprocess.run([sys.executable, "-m", "lakehouse_cdc.cli", "quality", "--schema",
+                              SCHEMA, "--out", str(tmp_path / "quality")], env=build_env,
+                             capture_output=True, text=True, timeout=600)
+    assert quality.returncode in (0, 1), quality.stdout[-3000:] + quality.stderr[-2000:]
+    results = {p.stem: json.loads(p.read_text())
+               for p in (tmp_path / "quality" / "results").glob("*.json")}
+    assert len(results) == 5
+    # silver equals the truth (above), so its key is unique: GX must say so
+    unique = [r for r in results["slv_retail__customer_master"]["results"]
+              if r["expectation_config"]["type"] == "expect_column_values_to_be_unique"]
+    assert [r["success"] for r in unique] == [True]
+    rows = spark.sql(f"select count(*) n from {SCHEMA}_silver.slv_retail__customer_master"
+                     ).collect()
+    assert unique[0]["result"]["element_count"] == rows[0]["n"]
+
 
 WRITER = textwrap.dedent("""
     import sys
