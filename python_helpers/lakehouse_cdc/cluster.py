@@ -560,8 +560,8 @@ def status(cluster: Cluster) -> dict[str, dict[str, Any]]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("up", "down", "status"))
     for name, (env, default) in PORTS.items():
-        parser.add_argument(f"--{name.replace('_', '-')}-port", type=int, dest=f"port_{name}",
-                            help=f"default ${env} or {default}")
+        parser.add_argument(f"--{name.replace('_', '-')}-port", type=int, metavar="PORT",
+                            dest=f"port_{name}", help=f"default ${env} or {default}")
     parser.add_argument("--timeout", type=float, default=180,
                         help="seconds to wait for the Thrift server (default 180)")
 
