@@ -9,10 +9,15 @@
 #      lacks, in .jars/ (skipped when present)
 #   4. with LAKEHOUSE_BROWSER=1 (set by scripts/test.sh): Debian's chromium,
 #      only if /usr/bin/chromium is missing, for the dbt-docs browser test
+#   5. with LAKEHOUSE_CLUSTER=1 or DBT_TARGET=cluster (the local cluster of
+#      `lakehouse cluster up`): Debian's postgresql and
+#      libpostgresql-jdbc-java if missing, and requirements-cluster.txt
+#      (dbt-spark's PyHive extra); the embedded default needs none of them
 #
 # Environment knobs: LAKEHOUSE_VENV (virtualenv path), LAKEHOUSE_HOME
 # (warehouse + metastore + landing files), PYTHON (interpreter to use),
-# LAKEHOUSE_BROWSER (1: install the browser too).
+# LAKEHOUSE_BROWSER (1: install the browser too), LAKEHOUSE_CLUSTER (1: the
+# cluster's pieces too).
 set -euo pipefail
 
 LAKEHOUSE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +51,18 @@ if [ "${LAKEHOUSE_BROWSER:-0}" = 1 ] && [ ! -x /usr/bin/chromium ]; then
     apt_install chromium
 fi
 
+cluster=0
+if [ "${LAKEHOUSE_CLUSTER:-0}" = 1 ] || [ "${DBT_TARGET:-local}" = cluster ]; then cluster=1; fi
+if [ "$cluster" = 1 ]; then
+    missing=()
+    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+    [ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "cluster: installing ${missing[*]} from Debian"
+        apt_install "${missing[@]}"
+    fi
+fi
+
 # 2. virtualenv ---------------------------------------------------------
 stamp="$(cat "$LAKEHOUSE_ROOT/requirements.txt" "$LAKEHOUSE_ROOT/requirements.lock" \
           "$LAKEHOUSE_ROOT/python_helpers/pyproject.toml" | sha256sum | cut -c1-16)"
@@ -61,6 +78,16 @@ if [ "$(cat "$VENV/.lakehouse-stamp" 2>/dev/null)" != "$stamp" ]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
         -e "$LAKEHOUSE_ROOT/python_helpers"
     echo "$stamp" > "$VENV/.lakehouse-stamp"
+fi
+if [ "$cluster" = 1 ]; then
+    cluster_stamp="$(cat "$LAKEHOUSE_ROOT/requirements-cluster.txt" "$LAKEHOUSE_ROOT/requirements.lock" \
+                      | sha256sum | cut -c1-16)"
+    if [ "$(cat "$VENV/.lakehouse-cluster-stamp" 2>/dev/null)" != "$cluster_stamp" ]; then
+        log "cluster: installing requirements-cluster.txt (dbt-spark's PyHive extra)"
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+            -r "$LAKEHOUSE_ROOT/requirements-cluster.txt" -c "$LAKEHOUSE_ROOT/requirements.lock"
+        echo "$cluster_stamp" > "$VENV/.lakehouse-cluster-stamp"
+    fi
 fi
 export PATH="$VENV/bin:$PATH"
 export VIRTUAL_ENV="$VENV"

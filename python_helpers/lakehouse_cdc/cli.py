@@ -8,11 +8,13 @@
     lakehouse jars       put the Iceberg runtime jars in place
     lakehouse add-table  source YAML + silver model + docs/tests for a landed folder
     lakehouse ci         slim CI: build what a branch changed, against the base
+    lakehouse cluster    up | down | status: a local Spark cluster on PostgreSQL
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lakehouse_cdc import PROJECT_ROOT
@@ -38,7 +40,12 @@ def _cmd_dbt(args: argparse.Namespace) -> int:
     from lakehouse_cdc.spark import get_spark
 
     lakehouse_home()
-    get_spark()
+    if os.environ.get("DBT_TARGET", "local") == "local":
+        get_spark()
+    else:  # dbt talks to a Thrift server: no Spark in this process
+        from lakehouse_cdc.cluster import prepare_thrift_client
+
+        prepare_thrift_client()
     try:
         run_dbt(args.dbt_args, quiet=False)
     except DbtError as error:
@@ -121,6 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     jars = sub.add_parser("jars", help="put the Iceberg runtime jars into .jars/")
     jars.add_argument("--quiet", action="store_true")
     jars.set_defaults(func=_cmd_jars)
+
+    from lakehouse_cdc import cluster
+
+    cluster_cmd = sub.add_parser("cluster", help="up | down | status: Spark standalone + "
+                                 "Thrift server + PostgreSQL catalog on this machine",
+                                 description=cluster.DESCRIPTION)
+    cluster.add_arguments(cluster_cmd)
+    cluster_cmd.set_defaults(func=cluster.main)
     return parser
 
 

@@ -78,19 +78,23 @@ def _land(sim_dir: Path, landing: Path, batch: int) -> int:
 
 
 def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
-    """Audit rows of the CDC models written since `since` (epoch seconds)."""
+    """Audit rows of the CDC models written since `since` (epoch seconds).
+    `spark` is a SparkSession or, on the cluster target, a ThriftTables."""
     table = f"{schema}_silver.cdc_run_audit"
-    if not spark.catalog.tableExists(table):
+    thrift = getattr(spark, "kind", "") == "pandas"
+    exists = (spark.table_exists(f"{schema}_silver", "cdc_run_audit") if thrift
+              else spark.catalog.tableExists(table))
+    if not exists:
         return []
-    rows = spark.sql(
+    query = (
         f"select model_name, sum(files_read) files, sum(rows_read) read, "
         f"sum(rows_applied) applied, sum(rows_superseded) superseded, "
         f"sum(rows_quarantined) quarantined, coalesce(sum(files_ignored), 0) ignored, "
         f"coalesce(sum(files_held), 0) held, max_by(snapshot_id, finished_at) snapshot "
         f"from {table} where finished_at >= timestamp_millis({int(since * 1000)}) "
         f"group by model_name order by model_name"
-    ).collect()
-    return [r.asDict() for r in rows]
+    )
+    return spark.sql(query) if thrift else [r.asDict() for r in spark.sql(query).collect()]
 
 
 def file_report(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
@@ -141,6 +145,10 @@ def run(options: RunOptions) -> int:
     from lakehouse_cdc.spark import get_spark
 
     home = lakehouse_home()
+    if options.fresh and os.environ.get("DBT_TARGET", "local") != "local":
+        raise SystemExit("[lakehouse] --fresh deletes $LAKEHOUSE_HOME, which holds the running "
+                         "cluster's catalog and warehouse: use another --schema instead, or "
+                         "`lakehouse cluster down` and delete the folder yourself")
     if options.fresh and home.exists():
         _say(f"--fresh: removing {home}")
         shutil.rmtree(home)
@@ -153,8 +161,18 @@ def run(options: RunOptions) -> int:
     sim_dir, n_batches = _prepare_sample(home, options)
     pending = [b for b in range(n_batches) if b not in _landed(landing)]
     started = time.time()
-    _say("starting Spark (local, Iceberg warehouse on disk)")
-    spark = get_spark()
+    target = os.environ.get("DBT_TARGET", "local")
+    if target == "local":
+        _say("starting Spark (local, Iceberg warehouse on disk)")
+        spark = get_spark()
+    else:  # dbt, the summary and the GX suites all go through the Thrift server
+        from lakehouse_cdc.cluster import ClusterError, use_cluster_target
+
+        try:
+            spark = use_cluster_target()
+        except ClusterError as error:
+            raise SystemExit(f"[lakehouse] {error}") from None
+        _say(f"target {target}: Spark Thrift server on port {spark.port}")
     build = ["build"] + (["--select", options.select] if options.select else [])
     rounds = [[b] for b in pending] if options.step else [pending]
     for batches in rounds:
@@ -169,8 +187,11 @@ def run(options: RunOptions) -> int:
     _say("validating silver and gold with Great Expectations")
     report = run_suites(spark, load_suites(), options.schema, home / "quality")
     print(report.summary())
-    _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
-    _say(f"metastore (Derby):     {home / 'metastore_db'}")
+    if target == "local":
+        _say(f"warehouse (Iceberg):   {home / 'warehouse'}")
+        _say(f"metastore (Derby):     {home / 'metastore_db'}")
+    else:
+        _say("warehouse and catalog: the cluster's (lakehouse cluster status)")
     _say(f"landing ({options.format} change files): {landing}")
     _say("schemas: " + ", ".join(f"{options.schema}_{layer}" for layer in
                                  ("bronze", "silver", "snapshots", "dimensions", "gold")))

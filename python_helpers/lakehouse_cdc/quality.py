@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,8 +85,11 @@ def run_suites(spark: Any, suites: dict[str, Any], schema: str, out_dir: Path,
 
     context.variables.progress_bars = ProgressBarsConfig(globally=False,
                                                          metric_calculations=False)
-    source = (context.data_sources.get("spark") if "spark" in context.data_sources.all()
-              else context.data_sources.add_spark(name="spark"))
+    # a SparkSession, or on the cluster target tables read through Thrift as pandas
+    kind = getattr(spark, "kind", "spark")
+    source = (context.data_sources.get(kind) if kind in context.data_sources.all()
+              else context.data_sources.add_pandas(name=kind) if kind == "pandas"
+              else context.data_sources.add_spark(name=kind))
     reports = []
     for name, spec in suites.items():
         table = spec["table"].format(schema=schema)
@@ -137,7 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     from lakehouse_cdc.spark import get_spark
 
     out = args.out or lakehouse_home() / "quality"
-    report = run_suites(get_spark(), load_suites(args.suites), args.schema, out)
+    if os.environ.get("DBT_TARGET", "local") == "local":
+        tables = get_spark()
+    else:
+        from lakehouse_cdc.cluster import use_cluster_target
+
+        tables = use_cluster_target()
+    report = run_suites(tables, load_suites(args.suites), args.schema, out)
     print(report.summary())
     return 0 if report.passed else 1
 

@@ -128,3 +128,43 @@ def warehouse_run(spark, simulated, tmp_path_factory):
             for layer, names in WAREHOUSE_TABLES.items() for name in names
         })
     return scenario, captures
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def cluster_env():
+    """`lakehouse cluster up` once per session on free loopback ports (PostgreSQL
+    catalog, Spark master + one small worker, Thrift server); `down` at the end.
+    Yields the environment that points the `cluster` target at it."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from lakehouse_cdc.cluster import PORTS
+
+    # PostgreSQL runs as user postgres: its folder's parents must be traversable
+    home = Path(tempfile.mkdtemp(prefix="lakehouse-cluster-", dir="/var/tmp"))
+    home.chmod(0o711)
+    env = {**os.environ, "LAKEHOUSE_CLUSTER_HOME": str(home), "DO_NOT_TRACK": "1",
+           "DBT_TARGET": "cluster", "LAKEHOUSE_WORKER_CORES": "1",
+           "LAKEHOUSE_WORKER_MEMORY": "2g", "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
+    env.setdefault("DBT_PROFILES_DIR", str(PROJECT_ROOT / "profiles"))
+    env.update({var: str(_free_port()) for var, _ in PORTS.values()})
+    command = [sys.executable, "-m", "lakehouse_cdc.cli", "cluster"]
+    try:
+        up = subprocess.run([*command, "up"], env=env, capture_output=True, text=True,
+                            timeout=400)
+        logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}"
+                         for p in sorted((home / "logs").glob("*.log")))
+        assert up.returncode == 0, f"cluster up failed:\n{up.stdout}\n{up.stderr}\n{logs}"
+        yield env
+    finally:
+        subprocess.run([*command, "down"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(home, ignore_errors=True)
