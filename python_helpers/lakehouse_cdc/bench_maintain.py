@@ -29,11 +29,11 @@ def _files(spark: Any, table: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="lakehouse bench --maintenance",
-        description="Land many small CDC batches with one dbt build each, then print the "
+        description="Land many small CDC batches with one dbt run each, then print the "
         "read time of every silver and gold table and its file count before and after "
         "`lakehouse maintain`. Uses its own warehouse under a temporary folder.")
     parser.add_argument("--scale", type=int, default=2_000, help="simulated customers")
-    parser.add_argument("--batches", type=int, default=30, help="CDC batches, one build each")
+    parser.add_argument("--batches", type=int, default=30, help="CDC batches, one dbt run each")
     parser.add_argument("--changes", type=int, default=200, help="changes per batch")
     parser.add_argument("--repeat", type=int, default=3, help="reads per table (best kept)")
     args = parser.parse_args(argv)
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[bench] batch {batch} built in {time.time() - started:.1f}s", flush=True)
         tables = [f"{schema}_{layer}.{t.name}" for layer in ("silver", "gold")
                   for t in spark.catalog.listTables(f"{schema}_{layer}")
-                  if t.tableType != "VIEW" and not t.name.startswith("cdc_")
+                  if not t.isTemporary and t.tableType != "VIEW" and not t.name.startswith("cdc_")
                   and "__cdc_" not in t.name]
         before = {t: (_files(spark, t), _read_seconds(spark, t, args.repeat)) for t in tables}
         started = time.time()

@@ -53,6 +53,7 @@ PEPPER_ENV = "LAKEHOUSE_ERASURE_PEPPER"
 STEPS = ("started", "keys", "tables", "rebuilt", "landing", "purged", "certified")
 LAYERS = ("bronze", "silver", "snapshots", "dimensions", "gold", "seeds", "ops")
 _INT = re.compile(r"^[+-]?\d+$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HIDDEN_TMP = ".erasing"
 
 
@@ -103,7 +104,7 @@ class Declarations:
     models: dict[str, dict[str, str]]  # relation -> {key: column}
     sources: dict[str, dict[str, str]]  # landing location (relative) -> {key: column}
     model_names: dict[str, str]  # relation -> model name
-    downstream_tables: list[str]  # table-materialized models fed by declared ones
+    downstream_tables: dict[str, str]  # table models fed by declared ones: name -> relation
 
     @property
     def pairs(self) -> set[tuple[str, str]]:
@@ -143,7 +144,7 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
     if not manifest.child_map:
         manifest.build_parent_and_child_maps()
     children = manifest.child_map
-    seen, todo, downstream = set(declared_ids), list(declared_ids), []
+    seen, todo, downstream = set(declared_ids), list(declared_ids), {}
     while todo:
         for child in children.get(todo.pop(), []):
             if child in seen or not child.startswith("model."):
@@ -152,7 +153,7 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             todo.append(child)
             node = manifest.nodes[child]
             if node.config.materialized == "table":
-                downstream.append(node.name)
+                downstream[node.name] = f"{node.schema}.{node.alias}"
     declared_sources = _project_vars().get("gdpr_subject_sources", {}) or {}
     declared_sources = {**declared_sources, **(vars.get("gdpr_subject_sources") or {})}
     sources: dict[str, dict[str, str]] = {}
@@ -163,7 +164,7 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             sources[str(location).strip("/")] = dict(mapping)
     home = Path(os.environ.get("LAKEHOUSE_HOME", ".lakehouse"))
     return Declarations(schema, landing_root(vars).resolve(), (home / "warehouse").resolve(),
-                        models, sources, names, sorted(downstream))
+                        models, sources, names, dict(sorted(downstream.items())))
 
 
 def _project_vars() -> dict[str, Any]:
@@ -187,7 +188,10 @@ def _csv_records(text: str) -> Iterator[str]:
 
 
 def _parse_record(record: str) -> list[str]:
-    return next(csv.reader([record.rstrip("\r\n")]), [])
+    try:
+        return next(csv.reader([record.rstrip("\r\n")]), [])
+    except csv.Error:  # a bare CR inside a field: split on commas (quotes kept)
+        return record.rstrip("\r\n").split(",")
 
 
 def _open_text(path: Path) -> str:
@@ -231,7 +235,7 @@ def _json_rows(text: str) -> Iterator[dict[str, Any]]:
 def file_rows(path: Path, columns: set[str]) -> Iterator[dict[str, Any]]:
     """The rows of a data file as {column: value}, only `columns` (those the
     subject can be in). Text files without a recognisable header are returned
-    as {'*': field} per field, which any column matches: a certificate must
+    as {'*': field} per field, which any key matches: a certificate must
     rather fail than miss."""
     kind = _kind(path)
     if kind == "parquet":
@@ -253,12 +257,12 @@ def file_rows(path: Path, columns: set[str]) -> Iterator[dict[str, Any]]:
             kind = "other"
     records = list(_csv_records(text))
     header = _parse_record(records[0]) if records else []
-    if kind == "csv" and columns & set(header):
+    if kind != "csv" or not header:
+        return
+    if all(_NAME.match(name) for name in header):  # a header row: match by column
         for record in records[1:]:
             yield dict(zip(header, _parse_record(record), strict=False))
-    elif kind != "csv" or not header:
-        return
-    else:  # a CSV without a header naming the subject columns: match any field
+    else:  # no header naming the columns: any field may be the subject's
         for record in records:
             for value in _parse_record(record):
                 yield {"*": value}
@@ -323,9 +327,12 @@ class Erasure:
                         f"where erasure_id = '{self.erasure_id}'")
         return rows[0] if rows else None
 
-    def set_step(self, step: str, status: str = "in_progress") -> None:
-        self.sql(f"update {self.ops}.erasure_ledger set step = '{step}', status = '{status}' "
-                 f"where erasure_id = '{self.erasure_id}'")
+    def set_step(self, step: str) -> None:
+        """Record a step as done; a re-run never moves the record back."""
+        row = self.ledger_row()
+        if row is not None and STEPS.index(step) > STEPS.index(row.step):
+            self.sql(f"update {self.ops}.erasure_ledger set step = '{step}' "
+                     f"where erasure_id = '{self.erasure_id}'")
         self.log(f"[erase] step {step} done")
 
     def step_done(self, step: str) -> bool:
@@ -355,6 +362,8 @@ class Erasure:
     # landing files ---------------------------------------------------------------
     def landing_files(self) -> Iterator[tuple[Path, dict[str, str]]]:
         for path in _all_files(self.decl.landing):
+            if path.name.endswith(_HIDDEN_TMP):  # a killed run's; removed before rewriting
+                continue
             rel = path.relative_to(self.decl.landing).as_posix()
             for location, mapping in self.decl.sources.items():
                 if rel.startswith(location + "/"):
@@ -451,8 +460,7 @@ class Erasure:
     def touched_tables(self) -> list[str]:
         rows = self.sql(f"select distinct relation from {self.ops}.erasure_events "
                         f"where run_id like '{self.erasure_id}-%'")
-        rebuilt = [f"{self.decl.schema}_gold.{name}" for name in self.decl.downstream_tables]
-        names = {r.relation for r in rows} | set(rebuilt)
+        names = {r.relation for r in rows} | set(self.decl.downstream_tables.values())
         return sorted(n for n in names if self.spark.catalog.tableExists(n))
 
     def purge_history(self, tables: list[str]) -> None:
@@ -493,6 +501,9 @@ class Erasure:
                      f"step = 'started' where erasure_id = '{self.erasure_id}'")
         elif row.pepper_id != pepper_id():
             raise ErasureError(f"this subject was erased with another {PEPPER_ENV}")
+        else:
+            self.sql(f"update {self.ops}.erasure_ledger set status = 'in_progress' "
+                     f"where erasure_id = '{self.erasure_id}'")
         self.log(f"[erase] {self.subject_key}=<value> as erasure {self.erasure_id}")
 
         self.add_keys(self.subject_key, [self.subject_hash])
@@ -595,7 +606,7 @@ def certify(spark: Any, decl: Declarations, hashes: dict[str, set[str]]) -> Cert
             continue
         for table in spark.catalog.listTables(schema):
             name = f"{schema}.{table.name}"
-            if table.tableType == "VIEW":
+            if table.isTemporary or table.tableType in ("VIEW", "TEMPORARY"):
                 continue
             spark.sql(f"refresh table {name}")
             present = {c.name.lower() for c in spark.catalog.listColumns(name)}
@@ -663,14 +674,13 @@ def status(schema: str) -> str:
     ops = f"{schema}_ops"
     if not spark.catalog.tableExists(f"{ops}.erasure_ledger"):
         return "no erasure recorded"
-    lines = [f"{'erasure':<18}{'status':<13}{'step':<11}{'rows':>7}  {'requested':<21}"
-             f"{'by':<12}blocked since"]
+    lines = [f"{'erasure':<18}{'status':<13}{'step':<11}{'rows':>7}  {'requested':<21}by"]
     blocked = {r.relation: r.rows for r in spark.sql(
         f"select relation, sum(rows_removed) as rows from {ops}.erasure_events "
         "where origin = 'post-hook' group by relation").collect()}
     for r in spark.sql(f"select * from {ops}.erasure_ledger order by requested_at").collect():
         lines.append(f"{r.erasure_id:<18}{r.status:<13}{r.step:<11}{r.rows_removed or 0:>7}  "
-                     f"{str(r.requested_at)[:19]:<21}{r.requested_by:<12}")
+                     f"{str(r.requested_at)[:19]:<21}{r.requested_by}")
     lines.append("rows of erased subjects removed by later builds (post-hook): "
                  + (", ".join(f"{k}: {v}" for k, v in sorted(blocked.items())) or "none"))
     return "\n".join(lines)
