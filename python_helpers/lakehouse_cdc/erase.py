@@ -194,11 +194,17 @@ def _parse_record(record: str) -> list[str]:
         return record.rstrip("\r\n").split(",")
 
 
+def _is_gzip(path: Path) -> bool:
+    """By content, not name (Iceberg writes gzip metadata as *.gz.metadata.json)."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == b"\x1f\x8b"
+
+
 def _open_text(path: Path) -> str:
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
-            return handle.read()
-    return path.read_text(encoding="utf-8", errors="replace")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw.decode("utf-8", errors="replace")
 
 
 def _kind(path: Path) -> str:
@@ -424,7 +430,7 @@ class Erasure:
                     records = list(_csv_records(text))
                     kept = records[:1] + [r for i, r in enumerate(records[1:], 1) if i not in drop]
                 data = "".join(kept).encode("utf-8")
-                if path.name.endswith(".gz"):
+                if _is_gzip(path):
                     data = gzip.compress(data)
                 tmp.write_bytes(data)
             os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))

@@ -91,7 +91,7 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
                                      if c in ("customer_id", "order_id")]).to_pylist()
             elif name.endswith((".csv", ".json")):
                 raw = path.read_bytes()
-                text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode()
+                text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
                 rows = ([json.loads(line) for line in text.splitlines() if line.strip()]
                         if name.endswith(".json") and not text.startswith("{\n")
                         else list(csv.DictReader(io.StringIO(text))))
