@@ -48,6 +48,10 @@ def _bench_one(spark: Any, scale: int, changes: int, schema: str, root: Path) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv and "--maintenance" in argv:  # read time before/after table maintenance
+        from lakehouse_cdc.bench_maintain import main as maintenance_main
+
+        return maintenance_main([a for a in argv if a != "--maintenance"])
     parser = argparse.ArgumentParser(
         prog="lakehouse bench",
         description="Time one incremental CDC batch of the same size against two table "
@@ -55,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=5_000, help="scale of the small database")
     parser.add_argument("--large", type=int, default=100_000, help="scale of the large database")
     parser.add_argument("--changes", type=int, default=500, help="changes in the measured batch")
+    parser.add_argument("--maintenance", action="store_true",
+                        help="instead: read times before/after `lakehouse maintain` "
+                        "(`lakehouse bench --maintenance --help`)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="lakehouse-bench-") as tmp:

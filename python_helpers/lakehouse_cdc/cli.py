@@ -5,6 +5,8 @@
     lakehouse dbt ARGS   run dbt in-process with the project's settings
     lakehouse bench      time a CDC batch against two table sizes
     lakehouse quality    Great Expectations suites + Data Docs
+    lakehouse maintain   Iceberg table maintenance by policy, with an audit table
+    lakehouse erase      GDPR erasure of a subject, with a ledger and a certificate
     lakehouse jars       put the Iceberg runtime jars in place
     lakehouse add-table  source YAML + silver model + docs/tests for a landed folder
     lakehouse ci         slim CI: build what a branch changed, against the base
@@ -125,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(command)
         command.set_defaults(func=module.main)
 
+    sub.add_parser("maintain", help="compact, expire snapshots, remove orphans by policy; "
+                   "prints and audits what it did", add_help=False)
+    sub.add_parser("erase", help="erase a data subject everywhere and prove it "
+                   "(e.g. --subject customer_id=42)", add_help=False)
     jars = sub.add_parser("jars", help="put the Iceberg runtime jars into .jars/")
     jars.add_argument("--quiet", action="store_true")
     jars.set_defaults(func=_cmd_jars)
@@ -144,6 +150,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:
         # its own parser, so that `lakehouse bench --help` shows its options
         return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
+    # own parsers, so that `--help` shows their options
+    if argv[:1] == ["maintain"]:
+        from lakehouse_cdc.maintain import main as maintain_main
+
+        return maintain_main(argv[1:])
+    if argv[:1] == ["erase"]:
+        from lakehouse_cdc.erase import main as erase_main
+
+        return erase_main(argv[1:])
     if argv[:1] == ["quality"]:
         from lakehouse_cdc.quality import main as quality_main
 

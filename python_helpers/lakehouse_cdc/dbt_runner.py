@@ -43,7 +43,8 @@ def _failures(result: Any) -> str:
     for node in getattr(result.result, "results", None) or []:
         status = str(getattr(node, "status", ""))
         if status in ("error", "fail", "runtime error"):
-            lines.append(f"{node.node.unique_id}: {status}: {node.message}")
+            name = getattr(getattr(node, "node", None), "unique_id", "operation")
+            lines.append(f"{name}: {status}: {node.message}")
     return "\n".join(lines) or "dbt reported failure without a message"
 
 

@@ -1,0 +1,81 @@
+"""`lakehouse maintain`: Iceberg table maintenance by per-layer policy.
+
+The work is the dbt macro `lakehouse_maintain` (macros/ops/), so that
+`dbt run-operation lakehouse_maintain` does the same; this module calls it
+in-process and prints what it did per table from `<schema>_ops.maintenance_audit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from typing import Any
+
+import yaml
+
+AUDIT_COLUMNS = ("table_name", "actions", "data_files_before", "data_files_after",
+                 "delete_files_before", "delete_files_after", "bytes_before", "bytes_after",
+                 "snapshots_before", "snapshots_after", "orphan_files_removed")
+
+
+def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False,
+             vars: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run the maintenance; return this run's audit rows (one per table)."""
+    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.spark import get_spark
+
+    spark = get_spark()
+    run_id = f"maintain-{uuid.uuid4().hex[:12]}"
+    args = {"select": select or None, "dry_run": dry_run, "run_id": run_id}
+    run_dbt(["run-operation", "lakehouse_maintain", "--args",
+             yaml.safe_dump(args, default_flow_style=True).strip()], schema=schema, vars=vars)
+    rows = spark.sql(f"select * from {schema}_ops.maintenance_audit where run_id = '{run_id}' "
+                     "order by table_name").collect()
+    return [row.asDict() for row in rows]
+
+
+def format_report(rows: list[dict[str, Any]]) -> str:
+    """What maintenance did, one line per table."""
+    head = (f"{'table':<52}{'data files':>12}{'deletes':>10}{'MB':>14}{'snapshots':>11}"
+            f"{'orphans':>9}  actions")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        mb = f"{r['bytes_before'] / 1e6:.2f}>{r['bytes_after'] / 1e6:.2f}"
+        lines.append(
+            f"{r['table_name']:<52}{r['data_files_before']:>6}>{r['data_files_after']:<5}"
+            f"{r['delete_files_before']:>5}>{r['delete_files_after']:<4}{mb:>14}"
+            f"{r['snapshots_before']:>6}>{r['snapshots_after']:<4}{r['orphan_files_removed']:>9}"
+            f"  {r['actions']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lakehouse maintain",
+        description="Compact data and position-delete files, rewrite manifests, expire "
+        "snapshots outside the time-travel window (keeping at least N) and remove orphan "
+        "files, for every Iceberg table of the project, by the policy under "
+        "vars.maintenance in dbt_project.yml (per layer) and meta.maintenance (per model). "
+        "Prints what it did per table and appends it to <schema>_ops.maintenance_audit. "
+        "Same as `dbt run-operation lakehouse_maintain`.")
+    parser.add_argument("--schema", default="lakehouse", help="schema prefix (default lakehouse)")
+    parser.add_argument("--select", action="append", metavar="LAYER_OR_TABLE",
+                        help="only these layers (silver, gold, ...) or tables; repeatable")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="say what would be done; change nothing")
+    args = parser.parse_args(argv)
+
+    from lakehouse_cdc.dbt_runner import DbtError
+    from lakehouse_cdc.pipeline import lakehouse_home
+
+    lakehouse_home()
+    try:
+        rows = maintain(args.schema, args.select, args.dry_run)
+    except DbtError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(format_report(rows))
+    if not rows:
+        print(f"no Iceberg tables under {args.schema}_*: nothing to maintain", file=sys.stderr)
+    return 0

@@ -1,0 +1,110 @@
+"""`lakehouse maintain` after 30 CDC batches (one dbt invocation each) on a
+merge-on-read silver table: the table still equals the simulator's truth,
+time travel inside the window still answers as the truth did then, snapshots
+outside it are gone, data/delete files and snapshots drop, old orphan files go
+and young ones stay (the safe age), and the run is audited."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from cdc_helpers import Scenario, canon, diff, table_columns, truth_state
+from lakehouse_cdc.dbt_runner import run_dbt
+from lakehouse_cdc.maintain import format_report, maintain
+
+#: the issue's figure; LAKEHOUSE_TEST_MAINTAIN_BATCHES lowers it on a busy machine
+BATCHES = int(os.environ.get("LAKEHOUSE_TEST_MAINTAIN_BATCHES", "30"))
+WINDOW_FROM = BATCHES - 4  # the time-travel window reaches back to this batch
+KNOBS = {"seed": 8, "scale": 12, "batches": BATCHES, "changes_per_batch": 6,
+         "mix": (30, 40, 30), "multi_change_rate": 0.2, "late_rate": 0.0,
+         "redeliver_rate": 0.0, "malformed_rate": 0.0, "add_column_at_batch": 0}
+MODEL = "slv_retail__orders"
+POLICY = {"min_small_files": 3, "small_file_mb": 32, "max_delete_file_ratio": 0.1,
+          "min_manifests": 4, "retain_snapshots": 3, "orphan_age_hours": 72}
+
+
+def _state(spark, table: str, version: int | None = None) -> dict:
+    columns = table_columns("orders")
+    at = f" version as of {version}" if version is not None else ""
+    rows = spark.sql(f"select {', '.join(columns)} from {table}{at}").collect()
+    return {(canon(r["order_id"]),): {c: canon(r[c]) for c in columns} for r in rows}
+
+
+def _stats(spark, table: str) -> dict:
+    row = spark.sql(f"select count_if(content = 0) as data, count_if(content <> 0) as deletes "
+                    f"from {table}.files").collect()[0]
+    snapshots = spark.sql(f"select count(*) from {table}.snapshots").collect()[0][0]
+    return {"data": row.data, "deletes": row.deletes, "snapshots": snapshots}
+
+
+def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, schema, tmp_path):
+    sim = simulated(**KNOBS)
+    scenario = Scenario(sim, tmp_path / "landing", schema)
+    table = f"{schema}_silver.{MODEL}"
+    snapshot_of_batch = {}
+    for batch in range(BATCHES + 1):
+        scenario.land(batch)
+        run_dbt(["run", "--select", MODEL], schema=schema,
+                vars={"landing_root": str(scenario.landing)})
+        snapshot_of_batch[batch] = spark.sql(
+            f"select snapshot_id, committed_at from {table}.snapshots "
+            "order by committed_at desc limit 1").collect()[0]
+    before = _stats(spark, table)
+    assert before["snapshots"] > BATCHES and before["deletes"] > 0, before
+
+    # orphans: one written four days ago (older than the safe age), one just now
+    data_dir = Path(spark.sql(f"describe table extended {table}").where("col_name = 'Location'")
+                    .collect()[0].data_type.removeprefix("file:")) / "data"
+    old_orphan, young_orphan = data_dir / "orphan-old.parquet", data_dir / "orphan-young.parquet"
+    old_orphan.write_bytes(b"not referenced")
+    young_orphan.write_bytes(b"not referenced")
+    four_days_ago = time.time() - 4 * 86400
+    os.utime(old_orphan, (four_days_ago, four_days_ago))
+
+    dry = maintain(schema, [MODEL], dry_run=True,
+                   vars={"maintenance": {"default": {**POLICY, "time_travel_hours": 1}}})
+    assert _stats(spark, table) == before and old_orphan.exists(), "a dry run changed the table"
+    assert dry[0]["is_dry_run"] and "rewrite_data_files" in dry[0]["actions"]
+
+    # the window starts just after the snapshot before WINDOW_FROM's: the delay until
+    # maintenance reads the clock is far shorter than one dbt run between them
+    commits = [r.committed_at for r in spark.sql(f"select committed_at from {table}.snapshots")
+               .collect()]
+    newest_outside = max(c for c in commits if c < snapshot_of_batch[WINDOW_FROM].committed_at)
+    hours = (time.time() - newest_outside.timestamp() - 0.001) / 3600
+    rows = maintain(schema, [MODEL], vars={
+        "maintenance": {"default": {**POLICY, "time_travel_hours": hours}}})
+    after = _stats(spark, table)
+    print(format_report(rows))
+
+    expected = truth_state(sim, "orders", BATCHES)
+    actual = _state(spark, table)
+    assert actual == expected, diff(expected, actual)
+    assert after["data"] < before["data"] and after["deletes"] == 0, (before, after)
+    assert after["snapshots"] < before["snapshots"], (before, after)
+    kept = {r.snapshot_id
+            for r in spark.sql(f"select snapshot_id from {table}.snapshots").collect()}
+    for batch in range(WINDOW_FROM, BATCHES + 1):  # inside the window: still there, and as it was
+        snapshot = snapshot_of_batch[batch].snapshot_id
+        assert snapshot in kept, f"snapshot of batch {batch} expired inside the window"
+        then = _state(spark, table, snapshot)
+        assert then == truth_state(sim, "orders", batch), f"time travel to batch {batch}"
+    for batch in range(0, WINDOW_FROM):
+        if snapshot_of_batch[batch].committed_at <= newest_outside:
+            assert snapshot_of_batch[batch].snapshot_id not in kept, f"batch {batch} kept"
+    with pytest.raises(Exception, match="(?i)snapshot"):
+        _state(spark, table, snapshot_of_batch[1].snapshot_id)
+    assert not old_orphan.exists() and young_orphan.exists()
+
+    [audit] = [r for r in rows if r["table_name"] == table]
+    assert {"rewrite_data_files", "rewrite_position_delete_files", "expire_snapshots",
+            "remove_orphan_files"} <= set(audit["actions"].split(", ")), audit["actions"]
+    assert (audit["data_files_before"], audit["snapshots_before"]) == (before["data"],
+                                                                         before["snapshots"])
+    assert (audit["data_files_after"], audit["snapshots_after"]) == (after["data"],
+                                                                       after["snapshots"])
+    assert audit["orphan_files_removed"] == 1
+    young_orphan.unlink()
