@@ -11,10 +11,13 @@
     Files, bytes, snapshots and manifests before and after go to
     <ops>.maintenance_audit (one row per table and run) and to the log.
     The single entry point: `dbt run-operation lakehouse_maintain` and
-    `lakehouse maintain` both call it.
+    `lakehouse maintain` both call it. It holds the build lock
+    (lakehouse_lock_acquire) while it works, so it never runs during a build
+    on a shared catalog, nor a build during it.
 #}
 {% macro lakehouse_maintain(select=none, dry_run=false, run_id=none) %}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
+    {%- do lakehouse_lock_acquire('table maintenance' ~ (' (dry run)' if dry_run else '')) -%}
     {%- set run_id = run_id or invocation_id -%}
     {%- set select = [select] if select is string else select -%}
     {%- set ops = lakehouse_ops_schema() -%}
@@ -90,5 +93,6 @@
     {%- if values -%}
         {%- do run_query('insert into ' ~ ops ~ '.maintenance_audit values ' ~ values | join(', ')) -%}
     {%- endif -%}
+    {%- do lakehouse_lock_release() -%}
     {{ return(results) }}
 {% endmacro %}
