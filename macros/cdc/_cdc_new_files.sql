@@ -7,11 +7,20 @@
     `<model>__cdc_files` (data files: is_data; others are logged as ignored
     by cdc_apply), so what is logged is exactly what was listed.
 
-    Returns the data files' paths, for bronze_select().
+    Returns the data files' paths, for bronze_select(). Commands that only
+    compile (compile, docs, lint templaters) list nothing: the SQL they show
+    reads no file.
 #}
 {% macro _cdc_new_files(node, incremental) %}
+    {%- if flags.WHICH not in ('run', 'build') -%}{{ return([]) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
+    {%- if run_query("show tables in " ~ node.schema ~ " like " ~ sql_string((node.identifier or node.name) ~ '__files')).rows | length == 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            "model '" ~ model.name ~ "': the file listing " ~ listing ~ " of source " ~ node.source_name ~ "."
+            ~ node.name ~ " does not exist. Bronze tables are staged by the on-run-start hook; run "
+            ~ "`dbt run-operation stage_bronze_sources` if hooks were skipped.") -%}
+    {%- endif -%}
     {%- set log_relation = adapter.get_relation(database=none, schema=this.schema, identifier='cdc_file_log') -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
     {#- dropping a temporary view uncaches it too -#}
