@@ -67,7 +67,7 @@ def project_copy(tmp_path: Path):
     def copy() -> Path:
         dst = tmp_path / "project"
         dst.mkdir()
-        for name in ("models", "macros", "snapshots", "seeds", "tests/dbt", "analyses"):
+        for name in ("models", "macros", "snapshots", "seeds", "tests/dbt"):
             src = PROJECT_ROOT / name
             if src.exists():
                 shutil.copytree(src, dst / name)
