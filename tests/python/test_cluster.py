@@ -186,7 +186,7 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
                           capture_output=True, text=True, timeout=600)
     assert docs.returncode == 0, docs.stdout[-3000:] + docs.stderr[-2000:]
     catalog = json.loads((tmp_path / "docs" / "catalog.json").read_text())["nodes"]
-    for node in ("model.lakehouse_cdc.slv_retail__orders", "snapshot.lakehouse_cdc.snp_customer",
+    for node in ("model.lakehouse_cdc.slv_retail__orders", "model.lakehouse_cdc.dim_customer",
                  "model.lakehouse_cdc.fct_orders"):
         assert catalog[node]["columns"], node
     quality = subprocess.run([sys.executable, "-m", "lakehouse_cdc.cli", "quality", "--schema",
