@@ -97,8 +97,10 @@ def test_pyproject_lists_every_package_the_code_imports():
     from importlib.metadata import packages_distributions
 
     pyproject = tomllib.loads((PROJECT_ROOT / "python_helpers" / "pyproject.toml").read_text())
+    optional = [dep for group in pyproject["project"].get("optional-dependencies", {}).values()
+                for dep in group]
     declared = {re.split(r"[\[=<>~! ]", dep)[0].lower().replace("_", "-")
-                for dep in pyproject["project"]["dependencies"]}
+                for dep in pyproject["project"]["dependencies"] + optional}
     distributions = packages_distributions()
     imported = {name.split(".")[0] for path in
                 (PROJECT_ROOT / "python_helpers" / "lakehouse_cdc").rglob("*.py")
