@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         schema, sim, landing = "bench_maint", root / "sim", root / "landing"
         simulate(SimulationConfig(out=sim, seed=3, scale=args.scale, batches=args.batches,
                                   changes_per_batch=args.changes), overwrite=True)
+        run_dbt(["seed"], schema=schema, vars={"landing_root": str(landing)})  # facts read seeds
         for batch in range(args.batches + 1):
             land_batch(sim, landing, batch)
             started = time.time()
