@@ -89,7 +89,9 @@ def run_suites(spark: Any, suites: dict[str, Any], schema: str, out_dir: Path,
     kind = getattr(spark, "kind", "spark")
     source = (context.data_sources.get(kind) if kind in context.data_sources.all()
               else context.data_sources.add_pandas(name=kind) if kind == "pandas"
-              else context.data_sources.add_spark(name=kind))
+              # persist=False: GX would otherwise cache each table in the session,
+              # and later queries in the same process (dbt) would read that stale copy
+              else context.data_sources.add_spark(name=kind, persist=False))
     reports = []
     for name, spec in suites.items():
         table = spec["table"].format(schema=schema)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 from lakehouse_cdc.dbt_runner import run_dbt
@@ -123,10 +122,9 @@ def _test_outcomes(model: str, scenario, spark=None, table: str | None = None
     if spark is not None and table is not None:
         # drop any cached state of the table we just changed, so dbt reads it anew
         spark.sql(f"refresh table {table}")
-        # and outlive Iceberg's CachingCatalog entry (30 s): in fresh-clone runs
-        # dbt's test still read the table as it was before the change (cause
-        # not diagnosed; this is a mitigation, see the session notes)
-        time.sleep(31)
+        # and drop data other tests cached in this session (Great Expectations
+        # persisted whole tables): dbt's test would read that stale copy
+        spark.catalog.clearCache()
     result = run_dbt(["test", "--select", model], schema=scenario.schema,
                      vars={"landing_root": str(scenario.landing)},
                      target_path=scenario.target_path, expect_success=False)
