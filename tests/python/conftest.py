@@ -138,11 +138,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster_env():
-    """`lakehouse cluster up` once per session on free loopback ports (PostgreSQL
-    catalog, Spark master + one small worker, Thrift server); `down` at the end.
-    Yields the environment that points the `cluster` target at it."""
+    """`lakehouse cluster up` once for the cluster tests' module on free loopback
+    ports (PostgreSQL catalog, Spark master + one small worker, Thrift server);
+    `down` when that module ends, so the daemons do not take the 2 cores from the
+    rest of the suite. Yields the environment that points the `cluster` target
+    at it."""
     import subprocess
     import sys
     import tempfile
