@@ -9,5 +9,7 @@
     {%- if flags.WHICH in ['test', 'compile', 'docs', 'generate', 'show', 'list', 'ls', 'parse', 'debug'] -%}
         {{ return(false) }}
     {%- endif -%}
-    {{ return(var('lakehouse_build_lock', target.get('method') != 'session')) }}
+    {#- dbt does not always expose the profile's `method` to Jinja: the profile's
+        in-process target is also known by its name -#}
+    {{ return(var('lakehouse_build_lock', target.name != 'local' and target.get('method') != 'session')) }}
 {% endmacro %}
