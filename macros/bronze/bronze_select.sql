@@ -3,7 +3,8 @@
 
       _cdc_phase            0 for full-load (load_pattern) files, 1 for CDC files
       _cdc_op               I/U/D as written (full-load rows without Op: 'I';
-                            Debezium c/r -> I, u -> U, d or __deleted -> D)
+                            Debezium c/r -> I, u -> U, d or __deleted -> D,
+                            t (truncate, no key) -> T)
       _cdc_commit_ts        the DMS commit-timestamp column, as written
                             (Debezium: source.ts_ms as yyyy-MM-dd HH:mm:ss.SSSSSS)
       _cdc_change_seq       the change-sequence column (AR_H_CHANGE_SEQ; Debezium: the LSN)
@@ -15,6 +16,9 @@
       _cdc_malformed        why the row could not be read as a row of this
                             source (NULL when it could): quarantined as is
       _cdc_raw_line         the row exactly as written (CSV), for quarantine
+      _cdc_extra            the row's values of columns its file has and the
+                            YAML does not declare (map, name lower case ->
+                            text): schema evolution adds them to silver
       _cdc_file_rows        the data rows of its file, counted before any
                             field is parsed: the row-conservation check of
                             cdc_apply compares it with the rows that arrive
@@ -53,13 +57,14 @@
 {% macro _bronze_op_expr(cfg, phase_expr, op) %}
     {%- if cfg['format'] == 'debezium' -%}
         {#- c (create) and r (snapshot read) insert; __deleted marks a
-            rewritten delete; anything else stays as written and is
+            rewritten delete; t truncates the table; anything else stays as written and is
             quarantined as an unknown operation -#}
         case
             when fields[{{ sql_string(cfg['deleted_column']) }}] = 'true' then 'D'
             when {{ op }} in ('c', 'r') then 'I'
             when {{ op }} = 'u' then 'U'
             when {{ op }} = 'd' then 'D'
+            when {{ op }} = 't' then 'T'
             else {{ op }}
         end
     {%- elif cfg['full_load_op'] == 'absent' -%}
@@ -179,11 +184,19 @@
             {%- if cfg['header'] %}
             case
                 when not f.header_well_formed then 'malformed_header'
+                when exists(f.names, n -> n is null or n = '') then 'malformed_header: a column without a name'
                 when size(array_distinct(f.names)) < size(f.names) then 'duplicate_header'
+                when exists(f.names, n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)
+                                          and not n rlike '^[a-z_][a-z0-9_]*$')
+                    then concat('unexpected_header: ', array_join(filter(f.names,
+                        n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)
+                             and not n rlike '^[a-z_][a-z0-9_]*$'), ', '),
+                        ' is not a column name (a wrong delimiter?)')
+                {%- if not cfg['schema_evolution'] %}
                 when size(filter(f.names, n -> not array_contains(array({{ _bronze_sql_list(known) }}), n))) > 0
                     then concat('unexpected_header: ', array_join(filter(f.names,
-                        n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)), ', '))
-                {%- if not cfg['schema_evolution'] %}
+                        n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)), ', '),
+                        ' (the source does not allow schema evolution)')
                 when size(filter(array({{ _bronze_sql_list(data_names) }}), c -> not array_contains(f.names, c))) > 0
                     then concat('missing_column: ', array_join(filter(array({{ _bronze_sql_list(data_names) }}),
                         c -> not array_contains(f.names, c)), ', '))
@@ -256,6 +269,12 @@
         {%- endfor %}
         malformed as _cdc_malformed,
         record as _cdc_raw_line,
+        {%- if cfg['header'] %}
+        case when malformed is null then map_from_entries(filter(arrays_zip(names, fields),
+            e -> not array_contains(array({{ _bronze_sql_list(known) }}), e.names))) end as _cdc_extra,
+        {%- else %}
+        cast(map() as map<string, string>) as _cdc_extra,
+        {%- endif %}
         file_rows as _cdc_file_rows,
         case when byte_check = 'no_final_newline'
             then 'incomplete: the file does not end with a newline (cut mid-row?); held until it lands complete'
@@ -359,6 +378,8 @@
         {%- endfor %}
         malformed as _cdc_malformed,
         case when malformed is not null then concat('file ', file) end as _cdc_raw_line,
+        map_filter(fields, (k, v) -> not array_contains(array({{ _bronze_sql_list(names | map('lower') | list) }}), k))
+            as _cdc_extra,
         file_rows as _cdc_file_rows,
         cast(null as string) as _cdc_file_held
     from (
@@ -403,7 +424,8 @@
 {% macro _bronze_debezium_rows(node, cfg, lines_table, predicate) %}
     {%- set columns = bronze_file_columns(node) -%}
     {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
-    {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column']) ~ "]", 'millis') %}
+    {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column']) ~ "]", 'millis') -%}
+    {%- set known = (bronze_header_columns(cfg, 1) + (columns | map(attribute='name') | list)) | map('lower') | list %}
     with numbered as (
         {{ _bronze_numbered_lines(lines_table, predicate) }}
     ),
@@ -442,6 +464,9 @@
             when fields is null then 'malformed: not a JSON object'
         end as _cdc_malformed,
         line as _cdc_raw_line,
+        {#- the `__` fields are metadata Debezium's SMT adds (add.fields), not columns -#}
+        transform_keys(map_filter(fields, (k, v) -> not startswith(k, '__') and not array_contains(
+            array({{ _bronze_sql_list(known) }}), lower(k))), (k, v) -> lower(k)) as _cdc_extra,
         file_rows as _cdc_file_rows,
         case
             when file_name not rlike '\\.gz$' and file_bytes in (file_size + 1, file_size - 2)

@@ -33,3 +33,33 @@
     {%- endif -%}
     {{ return(false) }}
 {% endmacro %}
+
+{#
+    Columns the batch's files have and the YAML does not declare (bronze's
+    `_cdc_extra`, names already checked to be plain identifiers): each one
+    the table lacks is added as a string column, and every string column of
+    the table that the model does not select is filled from `_cdc_extra`
+    by the merge (so a column keeps arriving after it was added). Returns
+    {'added': [names added now], 'columns': [names filled from _cdc_extra]}.
+#}
+{% macro _cdc_add_undeclared_columns(target, data_columns, undeclared) %}
+    {%- set selected = data_columns | map(attribute='name') | map('lower') | list -%}
+    {%- set generated = ['_cdc_loaded_at', '_cdc_run_id', 'is_deleted', 'deleted_at'] -%}
+    {%- set filled = [] -%}
+    {%- set added = [] -%}
+    {%- set existing = {} -%}
+    {%- for column in adapter.get_columns_in_relation(target) -%}
+        {%- do existing.update({column.name | lower: column.data_type | lower}) -%}
+    {%- endfor -%}
+    {%- for name in existing if name not in selected and name not in generated and existing[name] == 'string' -%}
+        {%- do filled.append(name) -%}
+    {%- endfor -%}
+    {%- for name in undeclared or [] if name not in selected and name not in existing -%}
+        {%- do log('cdc ' ~ model.name ~ ': adding column ' ~ name ~ ' string (in the files, not declared in the '
+                   ~ 'source YAML: declare it there, with its type)', info=true) -%}
+        {%- do run_query('alter table ' ~ target ~ ' add columns (`' ~ name ~ '` string)') -%}
+        {%- do added.append(name) -%}
+        {%- do filled.append(name) -%}
+    {%- endfor -%}
+    {{ return({'added': added, 'columns': filled}) }}
+{% endmacro %}

@@ -5,13 +5,14 @@
     repeated in the MERGE so that it holds even if the table changed between
     the selection of the changes and this statement.
 #}
-{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false) %}
+{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[]) %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
     {%- set source_names = data_columns | map(attribute='name') | list -%}
     {%- set generated = ['_cdc_loaded_at', '_cdc_run_id', 'is_deleted', 'deleted_at'] -%}
-    {#- columns the table has but this batch no longer carries: null from now on -#}
+    {#- columns the table has but the model no longer selects: null from now on,
+        or from _cdc_extra when the files still carry them (`undeclared`) -#}
     {%- set dropped = [] -%}
     {%- for name in target_columns if name not in source_names and name not in generated -%}
         {%- do dropped.append(name) -%}
@@ -31,13 +32,18 @@
             {%- do updates.append('t.`' ~ name ~ '` = s.`' ~ name ~ '`') -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- for name in dropped -%}{%- do updates.append('t.`' ~ name ~ '` = null') -%}{%- endfor -%}
+    {#- a column the files have but the YAML does not declare: from _cdc_extra -#}
+    {%- set dropped_values = {} -%}
+    {%- for name in dropped -%}
+        {%- do dropped_values.update({name: 's._cdc_extra[' ~ sql_string(name | lower) ~ ']' if name | lower in undeclared else 'null'}) -%}
+        {%- do updates.append('t.`' ~ name ~ '` = ' ~ dropped_values[name]) -%}
+    {%- endfor -%}
     {%- do updates.append('t._cdc_loaded_at = current_timestamp()') -%}
     {%- do updates.append("t._cdc_run_id = '" ~ invocation_id ~ "'") -%}
     {%- set insert_names = source_names + dropped + ['_cdc_loaded_at', '_cdc_run_id'] -%}
     {%- set insert_values = [] -%}
     {%- for name in source_names -%}{%- do insert_values.append('s.`' ~ name ~ '`') -%}{%- endfor -%}
-    {%- for name in dropped -%}{%- do insert_values.append('null') -%}{%- endfor -%}
+    {%- for name in dropped -%}{%- do insert_values.append(dropped_values[name]) -%}{%- endfor -%}
     {%- do insert_values.append('current_timestamp()') -%}
     {%- do insert_values.append("'" ~ invocation_id ~ "'") -%}
     {%- if soft -%}
@@ -46,7 +52,7 @@
     {%- endif -%}
     merge into {{ target }} as t
     using {{ changes }} as s
-    on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+    on {% for key in keys %}t.`{{ key }}` <=> s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
     {%- if soft %}
     when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
         {%- for name in bookkeeping %}

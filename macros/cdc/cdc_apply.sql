@@ -27,7 +27,8 @@
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
-    {%- set transient = ['_cdc_reject_reason', '_cdc_raw', '_cdc_file_rows', '_cdc_file_held', '_cdc_unavailable'] -%}
+    {%- set transient = ['_cdc_reject_reason', '_cdc_raw', '_cdc_file_rows', '_cdc_file_held', '_cdc_unavailable',
+                         '_cdc_extra'] -%}
     {%- set data_columns = [] -%}
     {%- for column in source_columns if column.name not in transient -%}
         {%- do data_columns.append(column) -%}
@@ -84,10 +85,14 @@
         recomputes a cached plan when a table it reads is written, and the
         target is written below). Rows of files held back (e.g. cut mid-row)
         are kept apart: neither applied nor quarantined nor logged. -#}
+    {#- a truncate event carries no key: applied as a truncate, or (a change
+        log, cdc_truncate_when false) kept as an event with a null key -#}
+    {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
+    {%- set keyless = '(' ~ is_truncate ~ ' or `' ~ cfg['operation_column'] ~ "` <=> 'T')" -%}
     {%- set checks -%}
         case
             {%- for key in keys %}
-            when `{{ key }}` is null then 'missing_key: {{ key }}'
+            when `{{ key }}` is null and not {{ keyless }} then 'missing_key: {{ key }}'
             {%- endfor %}
             when `{{ cfg['operation_column'] }}` is null
                 or `{{ cfg['operation_column'] }}` not in ('{{ cfg['operations'] | join("', '") }}')
@@ -101,26 +106,28 @@
     {%- for column in data_columns if column.name not in provenance -%}
         {%- do hashed.append('`' ~ column.name ~ '`') -%}
     {%- endfor -%}
+    {%- if '_cdc_extra' in names -%}{%- do hashed.append('_cdc_extra') -%}{%- endif -%}
     {%- set held = '_cdc_file_held is not null' if '_cdc_file_held' in names else 'false' -%}
     {%- set key_list = '`' ~ keys | join('`, `') ~ '`' -%}
     {%- set seq_list = '`' ~ seq | join('`, `') ~ '`' -%}
     {%- set key_join = [] -%}
-    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` = s.`' ~ key ~ '`') -%}{%- endfor -%}
+    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` <=> s.`' ~ key ~ '`') -%}{%- endfor -%}
     {%- set has_tombstones = not soft -%}
-    {%- if has_tombstones -%}
-        {%- set tomb_ddl -%}
+    {%- set tomb_ddl -%}
             create table if not exists {{ tombstones }} (
                 {%- for column in data_columns if column.name in keys or column.name in seq %}
                 `{{ column.name }}` {{ column.data_type }},
                 {%- endfor %}
                 _cdc_recorded_at timestamp
             ) using iceberg tblproperties ('format-version' = '2')
-        {%- endset -%}
+    {%- endset -%}
+    {%- if has_tombstones -%}
         {%- do run_query(tomb_ddl) -%}
-        {#- the newest sequence among purged tombstones: older changes of keys
-            the table does not hold may be echoes of a forgotten delete -#}
-        {%- do run_query(tomb_ddl | replace(tombstones, horizon)) -%}
     {%- endif -%}
+    {#- the horizon: purged tombstones (the newest of them: older changes of
+        keys the table does not hold may be echoes of a forgotten delete) and
+        applied truncates (null keys: every older change is gone) -#}
+    {%- do run_query(tomb_ddl | replace(tombstones, horizon)) -%}
     {%- set rows = 'select * from src' -%}
     {%- set toast = '_cdc_unavailable' in names and _cdc_source_format() == 'debezium' -%}
     {%- if toast -%}
@@ -129,7 +136,7 @@
                                          and not column.name.startswith('_cdc_') -%}
             {%- do fillable.append(column.name) -%}
         {%- endfor -%}
-        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_row_hash'] -%}
+        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate', '_cdc_row_hash'] -%}
         {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq)
                        ~ ' union all select *, false as _cdc_filled from src where _cdc_held or _cdc_reason is not null' -%}
     {%- endif -%}
@@ -142,6 +149,7 @@
                 {{ held }} as _cdc_held,
                 {{ 'coalesce(_cdc_reject_reason, ' ~ checks ~ ')' if '_cdc_reject_reason' in names else checks }} as _cdc_reason,
                 coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
+                {{ is_truncate }} as _cdc_is_truncate,
                 sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
             from {{ source }}
         ),
@@ -149,8 +157,8 @@
         ranked as (
             select
                 *,
-                case when _cdc_reason is null and not _cdc_held then row_number() over (
-                    partition by _cdc_reason is null and not _cdc_held, {{ key_list }}
+                case when _cdc_reason is null and not _cdc_held and not _cdc_is_truncate then row_number() over (
+                    partition by _cdc_reason is null and not _cdc_held and not _cdc_is_truncate, {{ key_list }}
                     order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
                 ) end as _cdc_rank
             from ({{ rows }}) as batch_rows
@@ -165,12 +173,18 @@
             case
                 when s._cdc_held then 'held'
                 when s._cdc_reason is not null then 'quarantined'
+                {#- a truncate is applied unless an applied one is newer; a
+                    change older than the newest truncate is gone with it -#}
+                when s._cdc_is_truncate then
+                    case when h.truncated is null or {{ _cdc_seq_struct('s', seq) }} >= h.truncated
+                        then 'applied' else 'superseded' end
+                when {{ _cdc_seq_struct('s', seq) }} < greatest(h.truncated, b.truncated) then 'superseded'
                 when s._cdc_rank > 1 then 'superseded'
                 {%- if has_tombstones %}
-                when t.`{{ keys[0] }}` is null and d.`{{ keys[0] }}` is null
+                when t._cdc_present is null and d.`{{ keys[0] }}` is null
                     and {{ _cdc_seq_struct('s', seq) }} <= h.newest then 'quarantined'
                 {%- endif %}
-                when (t.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
+                when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
                     {%- if has_tombstones %}
                     and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
                     {%- endif %}
@@ -179,21 +193,29 @@
             end as _cdc_outcome,
             coalesce(s._cdc_reason
                 {%- if has_tombstones %},
-                case when s._cdc_rank = 1 and t.`{{ keys[0] }}` is null and d.`{{ keys[0] }}` is null
+                case when s._cdc_rank = 1 and t._cdc_present is null and d.`{{ keys[0] }}` is null
                     and {{ _cdc_seq_struct('s', seq) }} <= h.newest
                     then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
                 end
                 {%- endif %}) as _cdc_final_reason
         from ranked as s
-        left join (select {{ key_list }}, {{ seq_list }} from {{ target }}) as t
+        left join (select {{ key_list }}, {{ seq_list }}, true as _cdc_present from {{ target }}) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
         {%- if has_tombstones %}
         left join {{ tombstones }} as d
             on s._cdc_rank = 1 and {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
-        cross join (
-            select max({{ _cdc_seq_struct('p', seq) }}) as newest from {{ horizon }} as p
-        ) as h
         {%- endif %}
+        cross join (
+            select
+                max(case when p.`{{ keys[0] }}` is not null then {{ _cdc_seq_struct('p', seq) }} end) as newest,
+                max(case when p.`{{ keys[0] }}` is null then {{ _cdc_seq_struct('p', seq) }} end) as truncated
+            from {{ horizon }} as p
+        ) as h
+        cross join (
+            select max({{ _cdc_seq_struct('r', seq) }}) as truncated
+            from ranked as r
+            where r._cdc_is_truncate and r._cdc_reason is null and not r._cdc_held
+        ) as b
     {%- endset -%}
     {%- do run_query(batch_sql) -%}
 
@@ -236,7 +258,12 @@
     {%- set totals = run_query('select count(*), count_if(_cdc_outcome = \'applied\'), '
                                ~ 'count_if(_cdc_outcome = \'superseded\'), count_if(_cdc_outcome = \'quarantined\'), '
                                ~ 'count_if(_cdc_outcome = \'applied\' and _cdc_is_delete), count(distinct _cdc_file), '
-                               ~ 'count_if(_cdc_rank = 1 and _cdc_is_delete) from ' ~ batch ~ ' where not _cdc_held').rows[0] -%}
+                               ~ 'count_if(_cdc_rank = 1 and _cdc_is_delete), '
+                               ~ 'count_if(_cdc_outcome = \'applied\' and _cdc_is_truncate), '
+                               ~ ('array_join(array_sort(array_distinct(flatten(collect_list(case when _cdc_outcome = '
+                                  ~ '\'applied\' then map_keys(_cdc_extra) end)))), \',\')' if '_cdc_extra' in names else "''")
+                               ~ ' from ' ~ batch ~ ' where not _cdc_held').rows[0] -%}
+    {%- set truncates = totals[7] -%}
     {%- set counts = {'read': totals[0], 'applied': totals[1], 'superseded': totals[2],
                       'quarantined': totals[3], 'files': totals[5], 'deletes': totals[6]} -%}
     {%- if counts['read'] != counts['applied'] + counts['superseded'] + counts['quarantined'] -%}
@@ -293,9 +320,17 @@
             {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
         {%- endif -%}
     {%- endif -%}
-    {%- if counts['applied'] > 0 -%}
-        {%- set to_apply = '(select * from ' ~ batch ~ " where _cdc_outcome = 'applied')" -%}
-        {%- do run_query(_cdc_merge_sql(target, to_apply, cfg, data_columns, target_columns, toast)) -%}
+    {%- set evolved = {'added': [], 'columns': []} -%}
+    {%- if '_cdc_extra' in names -%}
+        {%- set evolved = _cdc_add_undeclared_columns(target, data_columns, (totals[8] or '').split(',') | reject('equalto', '') | list) -%}
+    {%- endif -%}
+    {%- if truncates > 0 -%}
+        {%- do _cdc_apply_truncate(target, batch, horizon, cfg, data_columns) -%}
+    {%- endif -%}
+    {%- if counts['applied'] > truncates -%}
+        {%- set to_apply = '(select * from ' ~ batch ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
+        {%- do run_query(_cdc_merge_sql(target, to_apply, cfg, data_columns, target_columns + evolved['added'], toast,
+                                        evolved['columns'])) -%}
     {%- endif -%}
 
     {#- 6. file log (every listed file: read, or ignored as not data; held
@@ -359,3 +394,52 @@
 {% macro _cdc_seq_struct(alias, columns) -%}
     named_struct({% for column in columns %}'s{{ loop.index }}', {{ alias }}.`{{ column }}`{{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}
+
+{#
+    A truncate (Debezium op t) at its place in the order: every stored row
+    older than the newest applied truncate of the batch is deleted (soft
+    mode: marked deleted at the truncate's time), and the truncate is kept
+    in the horizon table (null keys), so that a late change older than it
+    is superseded instead of bringing a row back. Both statements are
+    idempotent: a re-run after a crash does them again to the same effect.
+#}
+{% macro _cdc_apply_truncate(target, batch, horizon, cfg, data_columns) %}
+    {%- set keys = cfg['keys'] -%}
+    {%- set seq = cfg['sequence_by'] -%}
+    {%- set newest -%}
+        select max_by(named_struct(
+            {%- for column in seq %}'{{ column }}', `{{ column }}`, {% endfor -%}
+            '_deleted_at', `{{ cfg['deleted_at_column'] }}`), {{ _cdc_seq_struct('b', seq) }}) as tr
+        from {{ batch }} as b
+        where b._cdc_outcome = 'applied' and b._cdc_is_truncate
+    {%- endset -%}
+    {%- set older -%}
+        {{ _cdc_seq_struct('t', seq) }} < named_struct(
+            {%- for column in seq %}'s{{ loop.index }}', s.tr.`{{ column }}`{{ ', ' if not loop.last }}{% endfor -%})
+    {%- endset -%}
+    {%- set wipe -%}
+        merge into {{ target }} as t
+        using ({{ newest }}) as s
+        on {{ older }}
+        {%- if cfg['delete_mode'] == 'soft' %}
+        when matched and not t.is_deleted then update set
+            t.is_deleted = true,
+            t.deleted_at = s.tr._deleted_at,
+            t._cdc_loaded_at = current_timestamp(),
+            t._cdc_run_id = '{{ invocation_id }}'
+        {%- else %}
+        when matched then delete
+        {%- endif %}
+    {%- endset -%}
+    {%- do run_query(wipe) -%}
+    {%- set remember -%}
+        insert into {{ horizon }}
+        select
+            {%- for column in data_columns if column.name in keys or column.name in seq %}
+            {{ 's.tr.`' ~ column.name ~ '`' if column.name in seq else 'cast(null as ' ~ column.data_type ~ ')' }},
+            {%- endfor %}
+            current_timestamp()
+        from ({{ newest }}) as s
+    {%- endset -%}
+    {%- do run_query(remember) -%}
+{% endmacro %}

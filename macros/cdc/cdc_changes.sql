@@ -12,6 +12,9 @@
       missing key, an unknown operation or a missing sequence sets
       `_cdc_reject_reason`, and `_cdc_raw` keeps the row as written (the raw
       line, or JSON of the fields) for the quarantine table.
+    - `_cdc_extra` carries the values of columns a file has and the YAML
+      does not declare; cdc_apply adds them to the table (schema evolution),
+      or, when the source does not allow it, the row is rejected.
     - Validates the model's CDC settings at compile time.
 #}
 {% macro cdc_changes(source_relation) %}
@@ -48,7 +51,9 @@
     {#- Debezium's placeholder for an unchanged TOAST value: not a value; the
         column is listed in _cdc_unavailable and cdc_apply keeps the value
         the key had before -#}
-    {%- set placeholder = '__debezium_unavailable_value' if bronze_external_config(node)['format'] == 'debezium' else none -%}
+    {%- set external = bronze_external_config(node) -%}
+    {%- set schema_evolution = external['schema_evolution'] -%}
+    {%- set placeholder = '__debezium_unavailable_value' if external['format'] == 'debezium' else none -%}
     {%- set unavailable = [] -%}
     {%- if placeholder -%}
         {%- for name in typed if name not in key_columns -%}
@@ -69,11 +74,13 @@
         _cdc_file_rows,
         _cdc_file_held,
         _cdc_unavailable,
+        _cdc_extra,
         _cdc_reject_reason,
         case when _cdc_reject_reason is not null then coalesce(_cdc_raw_line, to_json(named_struct(
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
-            '{{ column }}', _raw_{{ column }}{{ ',' if not loop.last }}
+            '{{ column }}', _raw_{{ column }},
             {%- endfor %}
+            'undeclared_columns', _cdc_extra
         ))) end as _cdc_raw
     from (
         select
@@ -106,10 +113,20 @@
             _cdc_file_rows,
             _cdc_file_held,
             _cdc_raw_line,
+            coalesce(_cdc_extra, cast(map() as map<string, string>)) as _cdc_extra,
             case
                 when _cdc_malformed is not null then _cdc_malformed
+                {#- columns the YAML does not declare: added to the table
+                    (as string) under schema evolution, else a reject -#}
+                {%- if not schema_evolution %}
+                when size(_cdc_extra) > 0 then concat('unexpected_column: ', array_join(array_sort(map_keys(_cdc_extra)), ', '),
+                    ' (the source does not allow schema evolution)')
+                {%- endif %}
+                when exists(map_keys(_cdc_extra), k -> not k rlike '^[a-z_][a-z0-9_]*$')
+                    then concat('unexpected_column: ', array_join(filter(array_sort(map_keys(_cdc_extra)),
+                        k -> not k rlike '^[a-z_][a-z0-9_]*$'), ', '), ' is not usable as a column name')
                 {%- for key in key_columns %}
-                when `{{ key }}` is null or trim(`{{ key }}`) = '' then 'missing_key: {{ key }}'
+                when not (_cdc_op <=> 'T') and (`{{ key }}` is null or trim(`{{ key }}`) = '') then 'missing_key: {{ key }}'
                 {%- endfor %}
                 when _cdc_op is null or _cdc_op not in ('{{ operations | join("', '") }}')
                     then concat('unknown_op: ', coalesce(_cdc_op, 'null'))

@@ -9,8 +9,12 @@
                                   source; _cdc_phase, _cdc_change_seq, the LSN
                                   alone, for a Debezium source)
       cdc_operation_column        default _cdc_op
-      cdc_operations              accepted operation values (default I, U, D)
+      cdc_operations              accepted operation values (default I, U, D;
+                                  a Debezium source also T, truncate)
       cdc_delete_when             SQL predicate marking a delete (default _cdc_op = 'D')
+      cdc_truncate_when           SQL predicate marking a truncate of the whole
+                                  table (default _cdc_op = 'T'); 'false' in a
+                                  change log keeps it as an event (null key)
       cdc_delete_mode             hard | soft (soft keeps the row with
                                   is_deleted = true and deleted_at)
       cdc_tombstone_retention_hours  how long a hard delete is remembered to
@@ -46,8 +50,10 @@
         'keys': keys,
         'sequence_by': _cdc_setting('cdc_sequence_by', _cdc_default_sequence()),
         'operation_column': _cdc_setting('cdc_operation_column', '_cdc_op'),
-        'operations': _cdc_setting('cdc_operations', ['I', 'U', 'D']),
+        'operations': _cdc_setting('cdc_operations', ['I', 'U', 'D', 'T'] if _cdc_source_format() == 'debezium'
+                                                     else ['I', 'U', 'D']),
         'delete_when': _cdc_setting('cdc_delete_when', "_cdc_op = 'D'"),
+        'truncate_when': _cdc_setting('cdc_truncate_when', "_cdc_op = 'T'"),
         'delete_mode': _cdc_setting('cdc_delete_mode', 'hard'),
         'deleted_at_column': _cdc_setting('cdc_deleted_at_column', '_cdc_commit_ts'),
         'tombstone_retention_hours': _cdc_setting('cdc_tombstone_retention_hours', 168),

@@ -14,7 +14,9 @@
     a commit time collapse to the last one by sequence (the intermediate
     states were never visible). A delete of the first source starts a
     deleted-marker version (is_deleted, attributes null), so a key's versions
-    have no gaps; is_current is true only for the open version of a live key. A new version starts whenever the hash of
+    have no gaps; is_current is true only for the open version of a live key.
+    A truncate of a source (a log row with op T and a null key) is a delete,
+    at its time, of every key with an earlier change in that source. A new version starts whenever the hash of
     the tracked columns (and existence) differs from the previous state, so
     changes to untracked columns make none and a late change lands where its
     commit time puts it, splitting the interval it falls in. On an
@@ -42,7 +44,15 @@ affected as (
     {%- for source in sources %}
     select {{ entity_key }} from {{ source.relation }}
     where _cdc_loaded_at > (select since from watermark)
-    {{- '\n    union' if not loop.last }}
+
+    union
+
+    -- a truncate loaded since: every key of its source
+    select {{ entity_key }} from {{ source.relation }}
+    where {{ entity_key }} is not null and (
+        select count(*) from {{ source.relation }}
+        where _cdc_op = 'T' and _cdc_loaded_at > (select since from watermark)) > 0
+    {{- '\n\n    union' if not loop.last }}
     {%- endfor %}
 ),
 {%- endif %}
@@ -75,8 +85,39 @@ events as (
     from {{ source.relation }}
     {%- if is_incremental() %}
     where {{ entity_key }} in (select {{ entity_key }} from affected)
+    {%- else %}
+    where {{ entity_key }} is not null
     {%- endif %}
-    {{- '\n    union all' if not loop.last }}
+
+    union all
+
+    -- a truncate of the source (a log row with op T and no key) deletes
+    -- every key that had a change before it
+    select
+        k.{{ entity_key }},
+        tr._cdc_phase,
+        tr._cdc_commit_ts,
+        tr._cdc_change_seq,
+        {{ outer.index }} as _src,
+        'D' as _cdc_op,
+        {%- for other in sources %}
+        {%- set other_index = loop.index %}
+        {%- for column in other.columns %}
+        null as {{ column }}{{ ',' if not (loop.last and other_index == sources | length) }}
+        {%- endfor %}
+        {%- endfor %}
+    from {{ source.relation }} as tr
+    inner join (
+        select {{ entity_key }}, min({{ _scd2_order('l') }}) as first_change
+        from {{ source.relation }} as l
+        where {{ entity_key }} is not null
+        group by {{ entity_key }}
+    ) as k on k.first_change < {{ _scd2_order('tr') }}
+    where tr._cdc_op = 'T'
+    {%- if is_incremental() %}
+        and k.{{ entity_key }} in (select {{ entity_key }} from affected)
+    {%- endif %}
+    {{- '\n\n    union all' if not loop.last }}
     {%- endfor %}
 ),
 
@@ -177,3 +218,7 @@ final as (
 
 select * from final
 {% endmacro %}
+
+{%- macro _scd2_order(alias) -%}
+    named_struct('p', {{ alias }}._cdc_phase, 't', {{ alias }}._cdc_commit_ts, 's', {{ alias }}._cdc_change_seq)
+{%- endmacro %}

@@ -54,6 +54,10 @@ sources:
         meta: {external: {location: hostile/items_dbz, format: debezium}}
         columns:
 %(columns)s
+      - name: items_strict
+        meta: {external: {location: hostile/items_strict, schema_evolution: false}}
+        columns:
+%(columns)s
 """.replace(
     "%(columns)s",
     "\n".join(
@@ -190,8 +194,9 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
         rows,
         data=lines(header, [Row([r.fields[i] for i in order], r.outcome) for r in rows]),
     )
-    # 4 an unknown column in the header: the file's rows are quarantined
-    rows = [c.change("I", k, outcome=q, reasons=("unexpected_header",)) for k in (20, 21)]
+    # 4 a column the YAML does not declare: applied, and silver gains the
+    # column (schema evolution is on; see test_undeclared_column_*)
+    rows = [c.change("I", k) for k in (20, 21)]
     for r in rows:
         r.raw = encode([*r.fields, "blue"])
     add("20250101-000004000.csv", rows, header=[*HEADER, "colour"])
@@ -564,6 +569,13 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
     check_run(spark, schema, "slv_hostile__items_nh", headerless, set())
     # the crafted file name ran nothing: the table it names is still there
     assert spark.sql(f"select * from {schema}_silver.t").collect()[0].id == 1
+    # the undeclared column arrived as a new string column, NULL for keys
+    # whose files did not have it
+    colour = {
+        r.item_id: r.colour
+        for r in spark.sql(f"select item_id, colour from {items} where item_id in (1, 20, 21)").collect()
+    }
+    assert colour == {1: None, 20: "blue", 21: "blue"}, colour
     # the 10 MB value arrived whole
     assert (
         spark.sql(f"select length(name) from {items} where item_id = 180").collect()[0][0]
@@ -593,6 +605,44 @@ def _one_table_project(project_copy, model_sql: str, table: str = "items") -> Pa
     (folder / "_hostile__sources.yml").write_text(SOURCES_YAML)
     (folder / f"slv_hostile__{table}.sql").write_text(model_sql)
     return project
+
+
+def test_undeclared_column_without_schema_evolution_is_quarantined(spark, project_copy, tmp_path):
+    """A source with schema_evolution: false: a file whose header has a
+    column the YAML does not declare is quarantined whole as
+    unexpected_header (the table does not change); a clean file is applied."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_strict", "items_strict")
+    c = Corpus()
+    good = [c.change("I", 1), c.change("I", 2)]
+    bad = [c.change("I", 3), c.change("U", 1, name="changed")]
+    for r in bad:
+        r.raw = encode([*r.fields, "blue"])
+    land(
+        tmp_path / "landing" / "hostile" / "items_strict",
+        [
+            CorpusFile("20250101-000001000.csv", lines(HEADER, good), good),
+            CorpusFile("20250101-000002000.csv", lines([*HEADER, "colour"], bad), bad),
+        ],
+    )
+    schema = "t_strict_" + os.urandom(3).hex()
+    run_dbt(
+        ["build", "--select", "slv_hostile__items_strict"],
+        project_dir=project,
+        schema=schema,
+        vars={"landing_root": str(tmp_path / "landing")},
+        target_path=tmp_path / "target",
+    )
+    table = f"{schema}_silver.slv_hostile__items_strict"
+    assert silver(spark, table) == expected_state([CorpusFile("", b"", good)])
+    assert "colour" not in [c.lower() for c in spark.table(table).columns]
+    quarantine = sorted(
+        (file_name(r.file_path), r.row_number, r.reason.split(":")[0], r.record)
+        for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect()
+    )
+    assert quarantine == [
+        ("20250101-000002000.csv", 1, "unexpected_header", bad[0].raw),
+        ("20250101-000002000.csv", 2, "unexpected_header", bad[1].raw),
+    ], quarantine
 
 
 def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_copy, tmp_path):
@@ -673,7 +723,11 @@ def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_pa
 
 
 def _parquet(
-    path: Path, rows: list[Row], types: dict[str, object], drop: tuple[str, ...] = ()
+    path: Path,
+    rows: list[Row],
+    types: dict[str, object],
+    drop: tuple[str, ...] = (),
+    extra: dict[str, list] | None = None,
 ) -> None:
     """A typed Parquet file as DMS writes one: Op and the header columns as
     strings, the table's columns in their own Parquet types."""
@@ -715,6 +769,8 @@ def _parquet(
             [typed(name, r.fields[index]) if kind != "string" else r.fields[index] for r in rows],
             arrow[kind],
         )
+    for name, values in (extra or {}).items():
+        data[name] = pa.array(values, pa.string())
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table(data), path)
 
@@ -743,7 +799,8 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
         c.change("I", 3, qty="4000000000", outcome="quarantined", reasons=("unparseable_value",)),
         c.change("I", 4),
     ]
-    _parquet(folder / "20250101-000001000.parquet", cdc, wide)
+    # a column the YAML does not declare (upper case in the file): added
+    _parquet(folder / "20250101-000001000.parquet", cdc, wide, extra={"Colour": ["red", None, "green"]})
     older = [c.change("I", 5, expect={"active": None})]
     _parquet(
         folder / "20250101-000002000.parquet",
@@ -768,6 +825,8 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
 
     table = f"{schema}_silver.slv_hostile__items_pq"
     assert silver(spark, table) == expected_state([CorpusFile("", b"", load + cdc + older)])
+    colour = {r.item_id: r.colour for r in spark.sql(f"select item_id, colour from {table}").collect()}
+    assert colour == {1: "red", 2: None, 4: "green", 5: None}, colour
     quarantine = sorted(
         (file_name(r.file_path), r.row_number, r.reason.split(":")[0])
         for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect()
@@ -798,14 +857,49 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
+LOG_SQL = """{{ config(
+    unique_key=['item_id', '_cdc_phase', '_cdc_change_seq'],
+    meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
+) }}
+
+with changes as (
+    {{ cdc_changes(source('hostile', 'items_dbz')) }}
+)
+
+select * from changes
+"""
+
+DIM_SQL = """{{ config(
+    materialized='incremental',
+    incremental_strategy='replace_by_key',
+    unique_key='item_sk',
+    meta={'replace_key': 'item_id'},
+) }}
+
+{{ scd2_history(
+    entity_key='item_id',
+    sources=[{'relation': ref('slv_hostile__items_dbz_log'), 'columns': ['name', 'qty']}],
+    tracked=['name', 'qty'],
+    surrogate_key='item_sk',
+) }}
+"""
+
+
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
     """Debezium JSON lines: an unchanged TOAST column (placeholder) keeps the
     key's previous value, from the batch or from the table; the null-value
     tombstone line, blank lines and schema-change events are not changes; a
-    line that is not JSON is quarantined with its text."""
+    line that is not JSON is quarantined with its text. Then a truncate (op
+    t): the rows older than it are gone, later changes kept, a late older
+    change does not come back, a field the YAML does not declare becomes a
+    column, and the SCD2 history built from the change log closes every
+    open version at the truncate's time."""
     import json
 
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    hostile = project / "models" / "silver" / "hostile"
+    (hostile / "slv_hostile__items_dbz_log.sql").write_text(LOG_SQL)
+    (hostile / "dim_hostile__items.sql").write_text(DIM_SQL)
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
     toast = "__debezium_unavailable_value"
@@ -819,14 +913,14 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
         "active": True,
     }  # 2024-01-01 10:00:00
 
-    def event(op: str, key: int, **values) -> str:
+    def event(op: str, key: int, ts: int = 1735689600000, at: int | None = None, **values) -> str:
         row = {
             "item_id": key,
             **base,
             **values,
             "__op": op,
-            "__source_ts_ms": 1735689600000,
-            "__lsn": next(lsn),
+            "__source_ts_ms": ts,
+            "__lsn": next(lsn) if at is None else at,
             "__deleted": "true" if op == "d" else "false",
         }
         return json.dumps(row)
@@ -847,13 +941,16 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     ]
     (folder / "20250101-000001000.json").write_text("\n".join(cdc) + "\n")
     schema = "t_debezium_" + os.urandom(3).hex()
-    run_dbt(
-        ["build", "--select", "slv_hostile__items_dbz"],
-        project_dir=project,
-        schema=schema,
-        vars={"landing_root": str(tmp_path / "landing")},
-        target_path=tmp_path / "target",
-    )
+    def build() -> None:
+        run_dbt(
+            ["build", "--select", "path:models/silver/hostile"],
+            project_dir=project,
+            schema=schema,
+            vars={"landing_root": str(tmp_path / "landing")},
+            target_path=tmp_path / "target",
+        )
+
+    build()
 
     common = ("2024-01-01", "2024-01-01 10:00:00.000000", "true")
     assert silver(spark, f"{schema}_silver.slv_hostile__items_dbz") == {
@@ -864,7 +961,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
         (file_name(r.file_path), r.row_number, r.reason.split(":")[0], r.record)
         for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect()
     ]
-    assert quarantine == [("20250101-000001000.json", 7, "malformed", broken)], quarantine
+    assert quarantine == [("20250101-000001000.json", 7, "malformed", broken)] * 2, quarantine
     log = {
         file_name(r.file_path): (
             r.rows_in_file,
@@ -873,7 +970,9 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
             r.rows_superseded,
             r.rows_quarantined,
         )
-        for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
+        for r in spark.sql(
+            f"select * from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz'"
+        ).collect()
     }
     assert log == {
         "LOAD00000001.json": (2, 2, 0, 2, 0),  # both keys updated in the same run
@@ -882,13 +981,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
 
     # a later file: a placeholder with nothing earlier in its batch keeps the stored value
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
-    run_dbt(
-        ["build", "--select", "slv_hostile__items_dbz"],
-        project_dir=project,
-        schema=schema,
-        vars={"landing_root": str(tmp_path / "landing")},
-        target_path=tmp_path / "target",
-    )
+    build()
     assert silver(spark, f"{schema}_silver.slv_hostile__items_dbz")[2] == (
         "2",
         "two",
@@ -896,3 +989,57 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
         "9",
         *common,
     )
+
+    # a truncate between two changes; the line Debezium writes for it has
+    # no row values. Then a field the YAML does not declare (and SMT
+    # metadata, which is not a column).
+    truncated_at = 1735689700000  # 2025-01-01 00:01:40
+    before = next(lsn)
+    truncate = {"__op": "t", "__source_ts_ms": truncated_at, "__lsn": next(lsn)}
+    after = event("c", 7, ts=1735689800000, colour="green", __table="items")
+    lines_3 = [event("u", 1, ts=truncated_at - 1000, at=before, qty=11), json.dumps(truncate), after]
+    (folder / "20250101-000003000.json").write_text("\n".join(lines_3) + "\n")
+    build()
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
+    assert [tuple(r) for r in spark.sql(f"select item_id, colour from {table}").collect()] == [(7, "green")]
+    assert "__table" not in [c.lower() for c in spark.table(table).columns]
+
+    # a late change older than the truncate: superseded, the row stays gone
+    (folder / "20250101-000004000.json").write_text(
+        event("u", 2, ts=truncated_at - 500, at=before, name="late") + "\n"
+    )
+    build()
+    assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
+    late = spark.sql(
+        f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz' "
+        f"and file_path like '%20250101-000004000.json'"
+    ).collect()
+    assert [tuple(r) for r in late] == [(1, 0, 1, 0)]
+    counted = spark.sql(
+        f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz' "
+        f"and file_path like '%20250101-000003000.json'"
+    ).collect()
+    assert [tuple(r) for r in counted] == [(3, 2, 1, 0)]  # the truncate counts as applied
+
+    # SCD2 from the change log: every version open before the truncate ends
+    # at its time and a deleted marker follows; the key created after it is
+    # the only current one
+    at = dt.datetime(2025, 1, 1, 0, 1, 40)
+    versions: dict[int, list] = {}
+    for r in spark.sql(
+        f"select item_id, rec_eff_dt, rec_exp_dt, is_current, is_deleted "
+        f"from {schema}_silver.dim_hostile__items where item_id is not null order by rec_eff_dt"
+    ).collect():
+        versions.setdefault(r.item_id, []).append(r)
+    assert sorted(versions) == [1, 2, 7], versions
+    for key in (1, 2):
+        live = [v for v in versions[key] if not v.is_deleted]
+        assert live and max(v.rec_exp_dt for v in live) == at, versions[key]
+        last = versions[key][-1]
+        assert (last.rec_eff_dt, last.is_deleted, last.is_current) == (at, True, False), last
+    assert [(v.rec_eff_dt, v.is_current) for v in versions[7]] == [
+        (dt.datetime(2025, 1, 1, 0, 3, 20), True)
+    ]

@@ -1,7 +1,7 @@
 {#- Every change ever applied to customer_address (see slv_retail__customer_master_log). -#}
 {{ config(
     unique_key=['customer_id', '_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
-    meta={'cdc_delete_when': 'false'},
+    meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
 ) }}
 
 with changes as (

@@ -1,9 +1,9 @@
 {#- Every change ever applied to customer_master, one row per change (a
-    delete is a row too): the change log full-history dimensions are built
+    delete, and a truncate with a null key, is a row too): the change log full-history dimensions are built
     from. Same cleaning as slv_retail__customer_master. -#}
 {{ config(
     unique_key=['customer_id', '_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
-    meta={'cdc_delete_when': 'false'},
+    meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
 ) }}
 
 with changes as (
