@@ -1,7 +1,8 @@
 {#
-    Create or refresh the external tables behind every bronze source that has
-    `meta.external` (run at the start of every dbt invocation through
-    on-run-start, and on demand: `dbt run-operation stage_bronze_sources`).
+    Create or refresh the external tables behind the bronze sources that have
+    `meta.external`: at the start of every dbt invocation (on-run-start),
+    those the selected models and tests read; on demand, every one (`dbt
+    run-operation stage_bronze_sources`, or `--args '{select: [names]}'`).
 
     Per source table `<name>` in schema `<schema>` it creates, over every file
     under the table's location (recursively, so DMS date folders work too):
@@ -21,10 +22,12 @@
 #}
 {% macro stage_bronze_sources(select=none) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set needed = _bronze_sources_selected() if select is none else none -%}
     {%- set staged = [] -%}
     {%- for node in graph.sources.values() -%}
         {%- if (node.meta or {}).get('external') or (node.source_meta or {}).get('external') -%}
-            {%- if select is none or node.name in select or node.source_name in select -%}
+            {%- if (select is none and (needed is none or node.unique_id in needed))
+                  or (select is not none and (node.name in select or node.source_name in select)) -%}
                 {%- do _stage_bronze_table(node) -%}
                 {%- do staged.append(node.source_name ~ '.' ~ node.name) -%}
             {%- endif -%}
@@ -32,6 +35,24 @@
     {%- endfor -%}
     {%- do log('bronze: staged ' ~ staged | length ~ ' external source table(s)', info=true) -%}
     {{ return('') }}
+{% endmacro %}
+
+{#- The sources the invocation's selected nodes read (their own direct
+    dependencies: only CDC models and source tests read bronze); none, for
+    every source, when nothing is selected (run-operation). -#}
+{% macro _bronze_sources_selected() %}
+    {%- if selected_resources is not defined or not selected_resources -%}{{ return(none) }}{%- endif -%}
+    {%- set needed = [] -%}
+    {%- for unique_id in selected_resources -%}
+        {%- if unique_id.startswith('source.') -%}
+            {%- do needed.append(unique_id) -%}
+        {%- elif unique_id in graph.nodes -%}
+            {%- for parent in graph.nodes[unique_id].depends_on.nodes if parent.startswith('source.') -%}
+                {%- do needed.append(parent) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(needed) }}
 {% endmacro %}
 
 {% macro _stage_bronze_table(node) %}

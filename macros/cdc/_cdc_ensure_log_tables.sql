@@ -3,7 +3,7 @@
       cdc_file_log    every file each model has listed: applied (with its
                       rows in the file, read, applied, superseded,
                       quarantined) or ignored (not a data file)
-      cdc_run_audit   one row per model run: files, rows read, applied,
+      cdc_run_audit   one row per model run that found new files: files, rows read, applied,
                       superseded, quarantined (each counted on its own),
                       non-data files ignored, incomplete files held back,
                       and the Iceberg snapshot written

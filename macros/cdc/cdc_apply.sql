@@ -20,13 +20,23 @@
       6. log every listed file (applied with its counts, or ignored) and
          write the run's audit row.
     A crash before 6 leaves the files unlogged, so the re-run reads them again
-    and steps 4-5 change nothing they already did.
+    and steps 4-5 change nothing they already did. A run that finds no new
+    file (not even a non-data one) does none of this: it writes nothing, not
+    even an audit row.
 #}
 {% macro cdc_apply(source, target, initial) %}
     {%- set cfg = cdc_config() -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
+    {#- nothing new landed for this model: nothing to read, write or log -#}
+    {%- set listed = this.identifier ~ '__cdc_files' -%}
+    {%- if not initial and run_query("show tables like '" ~ listed ~ "'").rows | length > 0
+          and run_query('select count(*) from ' ~ listed).rows[0][0] == 0 -%}
+        {%- do run_query('drop view if exists ' ~ listed) -%}
+        {%- do log('cdc ' ~ model.name ~ ': no new files', info=true) -%}
+        {{ return('select 0 as no_new_files') }}
+    {%- endif -%}
     {%- set transient = ['_cdc_reject_reason', '_cdc_raw', '_cdc_file_rows', '_cdc_file_held', '_cdc_unavailable',
                          '_cdc_extra'] -%}
     {%- set data_columns = [] -%}
@@ -112,7 +122,8 @@
     {%- set seq_list = '`' ~ seq | join('`, `') ~ '`' -%}
     {%- set key_join = [] -%}
     {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` <=> s.`' ~ key ~ '`') -%}{%- endfor -%}
-    {%- set has_tombstones = not soft -%}
+    {#- tombstones keep hard deletes; a change log (delete_when false) has none -#}
+    {%- set has_tombstones = not soft and cfg['delete_when'] | string | trim | lower != 'false' -%}
     {%- set tomb_ddl -%}
             create table if not exists {{ tombstones }} (
                 {%- for column in data_columns if column.name in keys or column.name in seq %}
@@ -335,7 +346,6 @@
 
     {#- 6. file log (every listed file: read, or ignored as not data; held
         files are not logged, so the next run reads them again) and audit -#}
-    {%- set listed = this.identifier ~ '__cdc_files' -%}
     {%- set listed_exists = run_query("show tables like '" ~ listed ~ "'").rows | length > 0 -%}
     {%- if not listed_exists -%}
         {#- a model that does not read through cdc_changes(): the files it read -#}

@@ -122,9 +122,9 @@
                 when size(_cdc_extra) > 0 then concat('unexpected_column: ', array_join(array_sort(map_keys(_cdc_extra)), ', '),
                     ' (the source does not allow schema evolution)')
                 {%- endif %}
-                when exists(map_keys(_cdc_extra), k -> not k rlike '^[a-z_][a-z0-9_]*$')
+                when exists(map_keys(_cdc_extra), k -> {{ _cdc_unusable_column('k') }})
                     then concat('unexpected_column: ', array_join(filter(array_sort(map_keys(_cdc_extra)),
-                        k -> not k rlike '^[a-z_][a-z0-9_]*$'), ', '), ' is not usable as a column name')
+                        k -> {{ _cdc_unusable_column('k') }}), ', '), ' is not usable as a column name')
                 {%- for key in key_columns %}
                 when not (_cdc_op <=> 'T') and (`{{ key }}` is null or trim(`{{ key }}`) = '') then 'missing_key: {{ key }}'
                 {%- endfor %}
@@ -170,3 +170,9 @@
     {%- do exceptions.raise_compiler_error(
         "cdc_changes(): " ~ source_relation ~ " is not a bronze source declared in YAML") -%}
 {% endmacro %}
+
+{#- A column name from a file that cannot become a silver column: not a
+    plain identifier, or a name the pipeline itself writes. -#}
+{% macro _cdc_unusable_column(name) -%}
+    (not {{ name }} rlike '^[a-z_][a-z0-9_]*$' or startswith({{ name }}, '_cdc_') or {{ name }} in ('is_deleted', 'deleted_at'))
+{%- endmacro %}

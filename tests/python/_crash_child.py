@@ -1,41 +1,111 @@
 """Child process of test_silver_crash.py: its own Spark JVM and metastore.
 
-    python _crash_child.py build SIM LANDING SCHEMA LOGDIR [BATCH ...]
-        land the given batches, then dbt build the silver models
+    python _crash_child.py build SIM LANDING SCHEMA LOGDIR SELECT [BATCH ...]
+        land the given batches, then dbt run the SELECT models (a
+        space-separated dbt selection)
     python _crash_child.py dump SCHEMA OUT.json
-        write every silver table's rows (truth text form) as JSON
+        write every silver table's and dimension's rows and the file log as JSON
+
+Crash points (environment):
+    LAKEHOUSE_CRASH_AT     kill this process with SIGKILL at its N-th write
+                           statement (merge, insert, delete, update, create,
+                           alter, drop...) of the build
+    LAKEHOUSE_CRASH_AFTER  1: once that statement has run (its commit done);
+                           otherwise just before it runs
+    LAKEHOUSE_CRASH_REPORT file the child appends each write statement's
+                           number and first line to (fsynced), so the test
+                           knows where the kill fell and how many writes a
+                           complete build made
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cdc_helpers import Scenario, silver_state  # noqa: E402
+from cdc_helpers import SILVER, Scenario, canon, silver_state  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
+
+WRITES = re.compile(r"^(merge|insert|delete|update|create|alter|drop|replace|truncate|call)\b", re.I)
+COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
+
+
+def _statement(sql: str) -> str:
+    return COMMENTS.sub(" ", sql).strip()
+
+
+def _arm_crash_points() -> None:
+    """Count the build's write statements; SIGKILL at the chosen one."""
+    from dbt.adapters.spark.session import Cursor
+
+    crash_at = int(os.environ.get("LAKEHOUSE_CRASH_AT", "0"))
+    after = os.environ.get("LAKEHOUSE_CRASH_AFTER") == "1"
+    report = os.environ.get("LAKEHOUSE_CRASH_REPORT")
+    execute = Cursor.execute
+    writes = 0
+
+    def note(line: str) -> None:
+        if report:
+            with open(report, "a") as out:
+                out.write(line + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+
+    def counted(self, sql: str, *parameters):
+        nonlocal writes
+        text = _statement(sql)
+        if not WRITES.match(text):
+            return execute(self, sql, *parameters)
+        writes += 1
+        first = " ".join(text.split())[:160]
+        note(f"{writes}\t{first}")
+        if writes == crash_at and not after:
+            note("killed before")
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = execute(self, sql, *parameters)
+        if writes == crash_at and after:
+            note("killed after")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    Cursor.execute = counted
 
 
 def main(argv: list[str]) -> int:
     spark = get_spark()
     if argv[0] == "build":
-        sim, landing, schema, logdir, *batches = argv[1:]
+        sim, landing, schema, logdir, select, *batches = argv[1:]
         scenario = Scenario(Path(sim), Path(landing), schema)
         for batch in batches:
             scenario.land(int(batch))
         from lakehouse_cdc.dbt_runner import run_dbt
 
-        run_dbt(["build", "--select", "tag:silver", "--log-path", logdir,
-                 "--log-level-file", "debug"], schema=schema,
-                vars={"landing_root": landing})
+        _arm_crash_points()
+        run_dbt(["run", "--select", *select.split(), "--log-path", logdir],
+                schema=schema, vars={"landing_root": landing},
+                target_path=Path(logdir).parent / "target")
     elif argv[0] == "dump":
         schema, out = argv[1:]
         state = {t: [[list(k), v] for k, v in silver_state(spark, schema, t).items()]
-                 for t in TABLES}
-        Path(out).write_text(json.dumps(state))
+                 for t in TABLES if spark.catalog.tableExists(f"{schema}_silver.{SILVER[t]}")}
+        for dim in ("dim_product",):
+            state[dim] = [
+                {c: v if v is None or isinstance(v, bool) else canon(v) for c, v in r.asDict().items()}
+                for r in spark.sql(f"select * from {schema}_dimensions.{dim}").collect()
+            ]
+        state["file_log"] = [
+            [r.model_name, r.file_path, r.status, r.rows_in_file, r.row_count, r.rows_applied,
+             r.rows_superseded, r.rows_quarantined]
+            for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
+        ]
+        Path(out).write_text(json.dumps(state, default=str))
     return 0
 
 

@@ -1,6 +1,10 @@
-"""A dbt process killed (SIGKILL) in the middle of the CDC apply, then run
-again, leaves silver equal to the truth: the same as an uninterrupted run.
+"""dbt processes killed with SIGKILL at random points of a build (any write:
+file log, merge commit, tombstones, quarantine, audit, SCD2 apply, DDL), each
+followed by another run, leave silver and the SCD2 dimensions equal to the
+truth: every file applied exactly once, no row lost or duplicated.
 
+The points are drawn at random per test run; the seed is printed (set
+LAKEHOUSE_CRASH_SEED to replay a run, LAKEHOUSE_CRASH_KILLS for more kills).
 The children run in their own JVM with their own metastore (Derby admits one
 process), so this test never touches the session's warehouse."""
 
@@ -8,63 +12,104 @@ from __future__ import annotations
 
 import json
 import os
-import signal
+import random
 import subprocess
 import sys
-import time
+from collections import Counter
 from pathlib import Path
 
 from cdc_helpers import diff, truth_state
 from lakehouse_cdc.simulator import TABLES
+from scd_truth import full_history
+from test_dimensions import _rows as dimension_rows
 
 CHILD = Path(__file__).with_name("_crash_child.py")
-KNOBS = {"seed": 3, "scale": 40, "batches": 2, "changes_per_batch": 40,
+KNOBS = {"seed": 3, "scale": 30, "batches": 10, "changes_per_batch": 30,
          "multi_change_rate": 0.3, "late_rate": 0.1}
+#: the models built: a source with soft deletes and its change log, the
+#: SCD2 dimension built from that log, a source with hard deletes (tombstones)
+SELECT = "slv_retail__product slv_retail__product_log dim_product slv_retail__order_items"
+CHECKED = ["product", "order_items"]
+KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 
 
-def _child(home: Path, *args: str, kill_on: str | None = None, log: Path | None = None):
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
-    proc = subprocess.Popen([sys.executable, str(CHILD), *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if kill_on is None:
-        _, err = proc.communicate(timeout=900)
-        assert proc.returncode == 0, err[-3000:]
-        return False
-    deadline = time.time() + 900
-    while time.time() < deadline and proc.poll() is None:
-        if log and log.exists() and kill_on in log.read_text(errors="replace"):
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return True
-        time.sleep(0.05)
-    proc.communicate(timeout=60)
-    raise AssertionError(f"child ended (rc {proc.returncode}) before reaching {kill_on!r}")
+def _child(home: Path, *args: str, crash_at: int = 0, after: bool = False,
+           report: Path | None = None) -> bool:
+    """Run the child; True when it was killed at its crash point."""
+    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+           "LAKEHOUSE_CRASH_AT": str(crash_at), "LAKEHOUSE_CRASH_AFTER": "1" if after else "0",
+           "LAKEHOUSE_CRASH_REPORT": str(report or "")}
+    proc = subprocess.run([sys.executable, str(CHILD), *args], env=env, timeout=900,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if crash_at and proc.returncode == -9:
+        return True
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return False
 
 
-def test_killed_mid_apply_then_rerun_equals_truth(simulated, tmp_path):
+def _writes(report: Path) -> list[str]:
+    return [line for line in report.read_text().splitlines() if not line.startswith("killed")]
+
+
+def test_killed_at_random_points_then_rerun_equals_truth(simulated, tmp_path):
+    seed = int(os.environ.get("LAKEHOUSE_CRASH_SEED", random.randrange(1 << 30)))
+    print(f"crash points: seed {seed} (LAKEHOUSE_CRASH_SEED={seed} replays them)")
+    rng = random.Random(seed)
     sim = simulated(**KNOBS)
     home, landing, schema = tmp_path / "home", tmp_path / "landing", "crash"
     logs = tmp_path / "logs"
     common = [str(sim), str(landing), schema]
-    _child(home, "build", *common, str(tmp_path / "logs0"), "0")
 
-    # crash 1: during the tombstone merge of order_items (hard deletes), with batch 1
-    # landed (a run commits to the tombstones only when the batch's last change
-    # of some key is a delete: order_items' batch 1 has one, orders' has none)
-    kill1 = f"merge into {schema}_silver.slv_retail__order_items__cdc_tombstones"
-    assert _child(home, "build", *common, str(logs / "1"), "1", kill_on=kill1,
-                  log=logs / "1" / "dbt.log")
-    # crash 2: the re-run, during the main merge of order_items, with batch 2 landed too
-    kill2 = f"merge into {schema}_silver.slv_retail__order_items as t"
-    assert _child(home, "build", *common, str(logs / "2"), "2", kill_on=kill2,
-                  log=logs / "2" / "dbt.log")
-    # and the re-run that finishes
-    _child(home, "build", *common, str(logs / "3"))
+    # the full load, uninterrupted: how many writes a build makes
+    census = tmp_path / "census.txt"
+    _child(home, "build", *common, str(logs / "0"), SELECT, "0", report=census)
+    most = len(_writes(census))
+    assert most > 30, _writes(census)
+
+    # then runs killed at a random write each, each followed by the next
+    # run; a run the draw does not reach finishes, and the next one lands
+    # the next batch
+    kills: list[str] = []
+    landed, scale, runs, finished = 0, most, 0, True
+    while len(kills) < KILLS:
+        runs += 1
+        assert runs <= 3 * KILLS, f"only {len(kills)} kills in {runs} runs"
+        new = [str(landed + 1)] if finished and landed < KNOBS["batches"] else []
+        landed += len(new)
+        report = tmp_path / f"run{runs}.txt"
+        crash_at, after = rng.randint(1, scale), rng.random() < 0.5
+        finished = not _child(home, "build", *common, str(logs / str(runs)), SELECT, *new,
+                              crash_at=crash_at, after=after, report=report)
+        if not finished:
+            lines = report.read_text().splitlines()
+            kills.append(f"batch {landed}, {lines[-1]} write {lines[-2][:140]}")
+        elif new:
+            scale = len(_writes(report))  # the writes of a run with new files
+    batch = landed
+    # the last run, uninterrupted
+    _child(home, "build", *common, str(logs / "final"), SELECT)
+    print("killed at:\n  " + "\n  ".join(kills))
     out = tmp_path / "state.json"
     _child(home, "dump", schema, str(out))
 
     state = json.loads(out.read_text())
-    for table in TABLES:
+    for table in CHECKED:
         actual = {tuple(k): v for k, v in state[table]}
-        expected = truth_state(sim, table, KNOBS["batches"])
-        assert actual == expected, f"{table}: " + diff(expected, actual)
+        expected = truth_state(sim, table, batch)
+        assert actual == expected, f"{table} (seed {seed}): " + diff(expected, actual)
+    actual = dimension_rows(state["dim_product"], "dim_product")
+    expected = full_history(sim, "dim_product", batch)
+    assert actual == expected, f"dim_product (seed {seed}): " + diff(expected, actual)
+    # every file applied exactly once per model, its rows all accounted for
+    log = state["file_log"]
+    once = Counter((model, path) for model, path, *_ in log)
+    assert max(once.values()) == 1, [k for k, n in once.items() if n > 1][:5]
+    for model, path, status, in_file, read, applied, superseded, quarantined in log:
+        if status == "applied":
+            assert in_file == read == applied + superseded + quarantined, (model, path)
+    landed_files = {p.relative_to(landing).as_posix() for p in landing.rglob("*") if p.is_file()}
+    for model in [m for m in SELECT.split() if m.startswith("slv_")]:
+        table = model.removeprefix("slv_retail__").removesuffix("_log")
+        logged = {path.split("/landing/", 1)[1] for m, path, *_ in log if m == model}
+        mine = {f for f in landed_files if f.split("/")[1] == table}
+        assert logged == mine, (model, sorted(mine - logged)[:5], sorted(logged - mine)[:5])
