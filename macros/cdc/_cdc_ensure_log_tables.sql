@@ -2,7 +2,8 @@
     The bookkeeping tables shared by all CDC models of a schema:
       cdc_file_log    every file each model has listed: applied (with its
                       rows in the file, read, applied, superseded,
-                      quarantined) or ignored (not a data file)
+                      quarantined, and the Debezium schema-change events
+                      it held, skipped) or ignored (not a data file)
       cdc_run_audit   one row per model run that found new files: files, rows read, applied,
                       superseded, quarantined (each counted on its own),
                       non-data files ignored, incomplete files held back,
@@ -17,7 +18,8 @@
         'cdc_file_log': [('model_name', 'string'), ('file_path', 'string'), ('file_modified_at', 'timestamp'),
                          ('row_count', 'bigint'), ('applied_at', 'timestamp'), ('run_id', 'string'),
                          ('status', 'string'), ('file_size', 'bigint'), ('rows_in_file', 'bigint'),
-                         ('rows_applied', 'bigint'), ('rows_superseded', 'bigint'), ('rows_quarantined', 'bigint')],
+                         ('rows_applied', 'bigint'), ('rows_superseded', 'bigint'), ('rows_quarantined', 'bigint'),
+                         ('events_skipped', 'bigint')],
         'cdc_run_audit': [('model_name', 'string'), ('run_id', 'string'), ('run_started_at', 'timestamp'),
                           ('finished_at', 'timestamp'), ('is_initial', 'boolean'), ('files_read', 'bigint'),
                           ('rows_read', 'bigint'), ('rows_applied', 'bigint'), ('rows_superseded', 'bigint'),

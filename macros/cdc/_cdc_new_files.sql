@@ -50,5 +50,33 @@
         {%- endif %}
     {%- endset -%}
     {%- do run_query(query) -%}
-    {{ return(run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list) }}
+    {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
+    {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
+    {{ return(paths) }}
+{% endmacro %}
+
+{#
+    Debezium files may hold schema-change events (a `ddl` or `tableChanges`
+    field): not changes, skipped by bronze, but counted per file here, in
+    the cached `<model>__cdc_events`, for the file log (cdc_apply). Only
+    the new files' lines are read.
+#}
+{% macro _cdc_count_skipped_events(node, cfg, paths) %}
+    {%- set events = this.identifier ~ '__cdc_events' -%}
+    {%- do run_query('drop view if exists ' ~ events) -%}
+    {%- if cfg['format'] != 'debezium' or paths | length == 0 -%}{{ return(none) }}{%- endif -%}
+    {%- set literals = [] -%}
+    {%- for path in paths -%}{%- do literals.append(sql_string(path)) -%}{%- endfor -%}
+    {%- set query -%}
+        cache table {{ events }} as
+        select file_path, count(*) as events_skipped
+        from (
+            select _metadata.file_path as file_path, from_json(trim(value), 'map<string, string>') as fields
+            from {{ node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
+            where _metadata.file_path in ({{ literals | join(', ') }})
+        ) as lines
+        where coalesce(map_contains_key(fields, 'ddl') or map_contains_key(fields, 'tableChanges'), false)
+        group by file_path
+    {%- endset -%}
+    {%- do run_query(query) -%}
 {% endmacro %}

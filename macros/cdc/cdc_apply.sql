@@ -347,6 +347,8 @@
     {#- 6. file log (every listed file: read, or ignored as not data; held
         files are not logged, so the next run reads them again) and audit -#}
     {%- set listed_exists = run_query("show tables like '" ~ listed ~ "'").rows | length > 0 -%}
+    {%- set events = this.identifier ~ '__cdc_events' -%}
+    {%- set events_exist = run_query("show tables like '" ~ events ~ "'").rows | length > 0 -%}
     {%- if not listed_exists -%}
         {#- a model that does not read through cdc_changes(): the files it read -#}
         {%- set listed = '(select _cdc_file as file_path, max(_cdc_file_modified_at) as file_modified_at, '
@@ -355,13 +357,14 @@
     {%- set file_log -%}
         insert into {{ schema }}.cdc_file_log
             (model_name, file_path, file_modified_at, row_count, applied_at, run_id, status, file_size,
-             rows_in_file, rows_applied, rows_superseded, rows_quarantined)
+             rows_in_file, rows_applied, rows_superseded, rows_quarantined, events_skipped)
         select
             {{ sql_string(model.name) }}, f.file_path, f.file_modified_at, coalesce(c.rows_read, 0),
             current_timestamp(), '{{ invocation_id }}',
             case when f.is_data then 'applied' else 'ignored' end, f.file_size,
             case when f.is_data then coalesce(r.rows_in_file, 0) end,
-            coalesce(c.rows_applied, 0), coalesce(c.rows_superseded, 0), coalesce(c.rows_quarantined, 0)
+            coalesce(c.rows_applied, 0), coalesce(c.rows_superseded, 0), coalesce(c.rows_quarantined, 0),
+            {{ 'coalesce(e.events_skipped, 0)' if events_exist else '0' }}
         from {{ listed }} as f
         left join ({{ per_file }}) as c on f.file_path = c.file_path
         left join (
@@ -369,6 +372,9 @@
                 bool_or(_cdc_held) as held
             from {{ batch }} group by _cdc_file
         ) as r on f.file_path = r._cdc_file
+        {%- if events_exist %}
+        left join {{ events }} as e on f.file_path = e.file_path
+        {%- endif %}
         where not coalesce(r.held, false)
     {%- endset -%}
     {%- set held_files = run_query('select count(distinct _cdc_file) from ' ~ batch ~ ' where _cdc_held').rows[0][0] -%}
@@ -376,6 +382,7 @@
     {%- do run_query(file_log) -%}
     {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
     {%- if listed_exists -%}{%- do run_query('drop view if exists ' ~ listed) -%}{%- endif -%}
+    {%- if events_exist -%}{%- do run_query('drop view if exists ' ~ events) -%}{%- endif -%}
     {%- set snapshot = run_query('select snapshot_id from ' ~ target ~ '.snapshots order by committed_at desc limit 1').rows -%}
     {%- do log('cdc ' ~ model.name ~ ': ' ~ counts['files'] ~ ' file(s), ' ~ counts['read'] ~ ' read, '
                ~ counts['applied'] ~ ' applied, ' ~ counts['superseded'] ~ ' superseded, '

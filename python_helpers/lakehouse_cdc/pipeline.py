@@ -99,13 +99,15 @@ def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
 
 def file_report(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
     """Per file logged since `since`: rows in the file, read, applied,
-    superseded, quarantined, or ignored (not a data file)."""
+    superseded, quarantined, or ignored (not a data file), and the Debezium
+    schema-change events skipped."""
     table = f"{schema}_silver.cdc_file_log"
     if not spark.catalog.tableExists(table):
         return []
     rows = spark.sql(
         f"select model_name, file_path, status, rows_in_file, row_count as read, rows_applied, "
-        f"rows_superseded, rows_quarantined from {table} "
+        f"rows_superseded, rows_quarantined, coalesce(events_skipped, 0) as events_skipped "
+        f"from {table} "
         f"where applied_at >= timestamp_millis({int(since * 1000)}) order by model_name, file_path"
     ).collect()
     return [r.asDict() for r in rows]
@@ -127,10 +129,11 @@ def print_summary(rows: list[dict[str, Any]], files: list[dict[str, Any]] | None
     if files:
         _table("Files (silver CDC apply)",
                ("table", "file", "status", "in file", "read", "applied", "superseded",
-                "quarantined"),
+                "quarantined", "events skipped"),
                [(f["model_name"], unquote(f["file_path"].rsplit("/", 1)[-1]), f["status"],
                  "" if f["rows_in_file"] is None else f["rows_in_file"], f["read"],
-                 f["rows_applied"], f["rows_superseded"], f["rows_quarantined"]) for f in files])
+                 f["rows_applied"], f["rows_superseded"], f["rows_quarantined"],
+                 f["events_skipped"]) for f in files])
     _table("Run summary (silver CDC apply)",
            ("table", "files", "read", "applied", "superseded", "quarantined", "ignored", "held",
             "snapshot"),

@@ -983,7 +983,21 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
 
     # a later file: a placeholder with nothing earlier in its batch keeps the stored value
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
+    ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
+    (folder / "20250101-000002500.json").write_text(ddl + "\n" + ddl + "\n")  # schema events only
     build()
+    events = {
+        file_name(r.file_path): (r.rows_in_file, r.events_skipped)
+        for r in spark.sql(
+            f"select * from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz'"
+        ).collect()
+    }
+    assert events == {
+        "LOAD00000001.json": (2, 0),
+        "20250101-000001000.json": (7, 1),  # the ddl line: skipped and counted
+        "20250101-000002000.json": (1, 0),
+        "20250101-000002500.json": (0, 2),
+    }, events
     assert silver(spark, f"{schema}_silver.slv_hostile__items_dbz")[2] == (
         "2",
         "two",
