@@ -39,9 +39,14 @@
 
 {#- The sources the invocation's selected nodes read (their own direct
     dependencies: only CDC models and source tests read bronze); none, for
-    every source, when nothing is selected (run-operation). -#}
+    every source, when the command selects no nodes (run-operation: dbt
+    keeps `selected_resources` in a process-wide variable, so there it may
+    still hold an earlier in-process command's selection). -#}
 {% macro _bronze_sources_selected() %}
-    {%- if selected_resources is not defined or not selected_resources -%}{{ return(none) }}{%- endif -%}
+    {%- if flags.WHICH not in ('run', 'build', 'test', 'seed', 'snapshot')
+          or selected_resources is not defined or not selected_resources -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set needed = [] -%}
     {%- for unique_id in selected_resources -%}
         {%- if unique_id.startswith('source.') -%}
