@@ -33,7 +33,9 @@ from cdc_helpers import SILVER, Scenario, canon, silver_state  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
 
-WRITES = re.compile(r"^(merge|insert|delete|update|create|alter|drop|replace|truncate|call)\b", re.I)
+WRITES = re.compile(
+    r"^(merge|insert|delete|update|create|alter|drop|replace|truncate|call)\b", re.I
+)
 COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -97,7 +99,8 @@ def main(argv: list[str]) -> int:
                  for t in TABLES if spark.catalog.tableExists(f"{schema}_silver.{SILVER[t]}")}
         for dim in ("dim_product",):
             state[dim] = [
-                {c: v if v is None or isinstance(v, bool) else canon(v) for c, v in r.asDict().items()}
+                {c: v if v is None or isinstance(v, bool) else canon(v)
+                 for c, v in r.asDict().items()}
                 for r in spark.sql(f"select * from {schema}_dimensions.{dim}").collect()
             ]
         state["file_log"] = [

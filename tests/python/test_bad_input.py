@@ -573,7 +573,9 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
     # whose files did not have it
     colour = {
         r.item_id: r.colour
-        for r in spark.sql(f"select item_id, colour from {items} where item_id in (1, 20, 21)").collect()
+        for r in spark.sql(
+            f"select item_id, colour from {items} where item_id in (1, 20, 21)"
+        ).collect()
     }
     assert colour == {1: None, 20: "blue", 21: "blue"}, colour
     # the 10 MB value arrived whole
@@ -802,7 +804,9 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
         c.change("I", 4),
     ]
     # a column the YAML does not declare (upper case in the file): added
-    _parquet(folder / "20250101-000001000.parquet", cdc, wide, extra={"Colour": ["red", None, "green"]})
+    _parquet(
+        folder / "20250101-000001000.parquet", cdc, wide, extra={"Colour": ["red", None, "green"]}
+    )
     older = [c.change("I", 5, expect={"active": None})]
     _parquet(
         folder / "20250101-000002000.parquet",
@@ -827,7 +831,9 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
 
     table = f"{schema}_silver.slv_hostile__items_pq"
     assert silver(spark, table) == expected_state([CorpusFile("", b"", load + cdc + older)])
-    colour = {r.item_id: r.colour for r in spark.sql(f"select item_id, colour from {table}").collect()}
+    colour = {
+        r.item_id: r.colour for r in spark.sql(f"select item_id, colour from {table}").collect()
+    }
     assert colour == {1: "red", 2: None, 4: "green", 5: None}, colour
     quarantine = sorted(
         (file_name(r.file_path), r.row_number, r.reason.split(":")[0])
@@ -973,7 +979,8 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
             r.rows_quarantined,
         )
         for r in spark.sql(
-            f"select * from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz'"
+            f"select * from {schema}_silver.cdc_file_log "
+            f"where model_name = 'slv_hostile__items_dbz'"
         ).collect()
     }
     assert log == {
@@ -989,7 +996,8 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     events = {
         file_name(r.file_path): (r.rows_in_file, r.events_skipped)
         for r in spark.sql(
-            f"select * from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz'"
+            f"select * from {schema}_silver.cdc_file_log "
+            f"where model_name = 'slv_hostile__items_dbz'"
         ).collect()
     }
     assert events == {
@@ -1013,12 +1021,17 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     before = next(lsn)
     truncate = {"__op": "t", "__source_ts_ms": truncated_at, "__lsn": next(lsn)}
     after = event("c", 7, ts=1735689800000, colour="green", __table="items")
-    lines_3 = [event("u", 1, ts=truncated_at - 1000, at=before, qty=11), json.dumps(truncate), after]
+    lines_3 = [
+        event("u", 1, ts=truncated_at - 1000, at=before, qty=11),
+        json.dumps(truncate),
+        after,
+    ]
     (folder / "20250101-000003000.json").write_text("\n".join(lines_3) + "\n")
     build()
     table = f"{schema}_silver.slv_hostile__items_dbz"
     assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
-    assert [tuple(r) for r in spark.sql(f"select item_id, colour from {table}").collect()] == [(7, "green")]
+    colours = spark.sql(f"select item_id, colour from {table}").collect()
+    assert [tuple(r) for r in colours] == [(7, "green")]
     assert "__table" not in [c.lower() for c in spark.table(table).columns]
 
     # a late change older than the truncate: superseded, the row stays gone

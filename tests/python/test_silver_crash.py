@@ -19,7 +19,6 @@ from collections import Counter
 from pathlib import Path
 
 from cdc_helpers import diff, truth_state
-from lakehouse_cdc.simulator import TABLES
 from scd_truth import full_history
 from test_dimensions import _rows as dimension_rows
 
