@@ -13,8 +13,8 @@ idempotent, so a run killed anywhere is completed by running it again):
 1. `keys`      ledger row + the subject's keys (hashed) in `erasure_keys`,
                including the foreign keys found in the landing files;
 2. `tables`    dbt run-operation `gdpr_forget_all`: rows out of every declared
-               table, its CDC tombstones and quarantine; quarantined rows whose
-               landing line belongs to the subject;
+               table, its CDC tombstones and quarantine (JSON records and raw
+               lines as written, by whole field);
 3. `rebuilt`   the table models downstream (gold marts) rebuilt;
 4. `landing`   landing files rewritten without the subject's lines, keeping
                their modification time (silver does not take them as new);
@@ -43,7 +43,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import yaml
 
@@ -438,31 +437,6 @@ class Erasure:
         return len(lines)
 
     # tables ----------------------------------------------------------------------
-    def forget_quarantined_lines(self, lines: dict[Path, list[int]]) -> int:
-        """Quarantined rows whose landing line is the subject's (a malformed
-        line's record may not parse into the subject's columns)."""
-        if not lines:
-            return 0
-        removed = 0
-        models = "', '".join(self.decl.model_names.values())
-        for schema in {relation.split(".")[0] for relation in self.decl.models}:
-            table = f"{schema}.cdc_quarantine"
-            if not self.spark.catalog.tableExists(table):
-                continue
-            rows = self.sql(f"select distinct file_path, row_number from {table} "
-                            f"where model_name in ('{models}')")
-            hits = [(r.file_path, r.row_number) for r in rows
-                    if r.file_path and r.row_number in lines.get(_local(r.file_path), ())]
-            if hits:
-                predicate = " or ".join(f"(file_path = '{f}' and row_number = {n})"
-                                        for f, n in hits)
-                count = self.sql(f"select count(*) from {table} where {predicate}")[0][0]
-                self.sql(f"delete from {table} where {predicate}")
-                self.sql(f"insert into {self.ops}.erasure_events values ('{self.run_id}', "
-                         f"'erase', '{table}', {count}, current_timestamp())")
-                removed += count
-        return removed
-
     def touched_tables(self) -> list[str]:
         rows = self.sql(f"select distinct relation from {self.ops}.erasure_events "
                         f"where run_id like '{self.erasure_id}-%'")
@@ -520,9 +494,7 @@ class Erasure:
                           json.dumps({"run_id": self.run_id, "origin": "erase"})],
                          schema=self.decl.schema, vars=self.vars)
         del result
-        hashes = self.hashes()
-        lines = self.subject_lines(hashes)
-        self.forget_quarantined_lines(lines)
+        lines = self.subject_lines(self.hashes())
         removed_now = self.sql(f"select coalesce(sum(rows_removed), 0) from "
                                f"{self.ops}.erasure_events where run_id = '{self.run_id}'")[0][0]
         self.set_step("tables")
@@ -563,11 +535,6 @@ class Erasure:
         self.log(f"[erase] done: {removed_now} row(s) removed and {files} landing file(s) "
                  f"rewritten by this run; {totals[1]} row(s) from {totals[0]} table(s) in all")
         return certificate
-
-
-def _local(uri: str) -> Path:
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path if parsed.scheme else uri)).resolve()
 
 
 # --- the certificate -------------------------------------------------------------
@@ -618,15 +585,49 @@ def certify(spark: Any, decl: Declarations, hashes: dict[str, set[str]]) -> Cert
             present = {c.name.lower() for c in spark.catalog.listColumns(name)}
             tests = [key_hash_sql(key, f"`{column}`") + f" in ({_in(hashes.get(key))})"
                      for key, column in pairs if column.lower() in present and hashes.get(key)]
-            if "record" in present:  # quarantine: the rejected record as JSON
-                tests += [key_hash_sql(key, f"get_json_object(record, '$.{column}')")
-                          + f" in ({_in(hashes.get(key))})" for key, column in pairs
-                          if hashes.get(key)]
+            if {"record", "model_name"} <= present:  # quarantine: rows as written
+                tests += _quarantine_tests(decl, pairs, hashes)
             tables += 1
             if tests and spark.sql(f"select count(*) from {name} where "
                                    + " or ".join(tests)).collect()[0][0]:
                 found.append(f"table {name}")
     return Certificate(files, tables, found)
+
+
+def record_values_sql(column: str | None, record: str = "record") -> str:
+    """The values of a quarantined record, as an SQL array of strings: of a
+    JSON record the values of field `column` at any depth; of any other record
+    (a raw CSV line) every field when `column` is None, else none. Whole
+    values: 42 is not a value of 142. The rule macros/ops/_gdpr_record_match.sql
+    applies when it removes such rows."""
+    fields = (f"transform(split({record}, ','), f -> trim(both '\"' from trim(f)))"
+              if column is None else "cast(array() as array<string>)")
+    json_values = ("cast(array() as array<string>)" if column is None else
+                   f"regexp_extract_all({record}, '\"{column}\"\\\\s*:\\\\s*\"?"
+                   "([^\",}\\\\]]*)', 1)")
+    return (f"case when left(ltrim({record}), 1) in ('{{', '[') then {json_values} "
+            f"else {fields} end")
+
+
+def record_match_sql(key: str, values_sql: str, hashes: set[str]) -> str:
+    normal = ("case when trim(v) rlike '^[+-]?[0-9]+$' "
+              "then cast(cast(trim(v) as decimal(38, 0)) as string) else trim(v) end")
+    return (f"arrays_overlap(transform({values_sql}, v -> {key_hash_sql(key, normal)}), "
+            f"array({_in(hashes)}))")
+
+
+def _quarantine_tests(decl: Declarations, pairs: list[tuple[str, str]],
+                      hashes: dict[str, set[str]]) -> list[str]:
+    """A JSON record holds a key under its column's name, whatever the model;
+    a raw line's fields are compared with the keys its model declares."""
+    tests = [record_match_sql(key, record_values_sql(column), hashes[key])
+             for key, column in pairs if hashes.get(key)]
+    for relation, mapping in sorted(decl.models.items()):
+        name = decl.model_names[relation]
+        tests += [f"(model_name = '{name}' and "
+                  f"{record_match_sql(key, record_values_sql(None), hashes[key])})"
+                  for key in sorted(mapping) if hashes.get(key)]
+    return tests
 
 
 def _in(values: set[str] | None) -> str:
