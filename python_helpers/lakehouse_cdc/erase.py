@@ -1,9 +1,9 @@
 """`lakehouse erase --subject customer_id=42`: GDPR erasure, recorded and proven.
 
-Where a subject lives is declared, never hard-coded here: models and
-snapshots carry `meta: {gdpr_subject: {<key name>: <column>}}` in their YAML,
-bronze sources are declared under `vars.gdpr_subject_sources` in
-dbt_project.yml. A table mapping two keys (orders: customer_id and order_id)
+Where a subject lives is declared, never hard-coded here: models, snapshots
+and bronze source tables carry `meta: {gdpr_subject: {<key name>: <column>}}`
+in their YAML (a source's also says which columns of its landing files to
+read). A table mapping two keys (orders: customer_id and order_id)
 leads from the subject to the other key's values (the customer's orders), and
 every table mapping that key (order_items: order_id) loses those rows too.
 
@@ -43,10 +43,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
-
-from lakehouse_cdc import PROJECT_ROOT
 
 PEPPER_ENV = "LAKEHOUSE_ERASURE_PEPPER"
 STEPS = ("started", "keys", "tables", "rebuilt", "landing", "purged", "certified")
@@ -153,22 +149,18 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             node = manifest.nodes[child]
             if node.config.materialized == "table":
                 downstream[node.name] = f"{node.schema}.{node.alias}"
-    declared_sources = _project_vars().get("gdpr_subject_sources", {}) or {}
-    declared_sources = {**declared_sources, **(vars.get("gdpr_subject_sources") or {})}
+    # bronze sources declare theirs in the table's meta, as models do; the
+    # landing files under the source's location hold those columns
     sources: dict[str, dict[str, str]] = {}
     for source in manifest.sources.values():
-        mapping = (declared_sources.get(source.source_name) or {}).get(source.name)
-        location = ((source.meta or {}).get("external") or {}).get("location")
+        meta = {**(source.config.meta or {}), **(source.meta or {})}
+        mapping = meta.get("gdpr_subject")
+        location = (meta.get("external") or {}).get("location")
         if mapping and location:
             sources[str(location).strip("/")] = dict(mapping)
     home = Path(os.environ.get("LAKEHOUSE_HOME", ".lakehouse"))
     return Declarations(schema, landing_root(vars).resolve(), (home / "warehouse").resolve(),
                         models, sources, names, dict(sorted(downstream.items())))
-
-
-def _project_vars() -> dict[str, Any]:
-    doc = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text()) or {}
-    return doc.get("vars", {}) or {}
 
 
 # --- files: rows as {column: text} --------------------------------------------
