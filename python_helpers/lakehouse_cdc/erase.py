@@ -637,18 +637,31 @@ def _subject(text: str) -> tuple[str, str]:
 
 def erase(schema: str, subject_key: str, value: str, *, by: str | None = None,
           vars: dict[str, Any] | None = None, log: Any = None) -> Certificate:
+    from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.spark import get_spark
 
     spark = get_spark()
-    vars = dict(vars or {})
+    # The build lock, as `lakehouse maintain` takes it, held for the whole
+    # erasure: every dbt invocation of it runs as its holder (the var), so its
+    # own `dbt run` renews the lock instead of being refused, and leaves it
+    # held at its end. The holder is the erasure's: re-running a killed
+    # erasure takes its lock back at once. A no-op where builds take no lock.
+    holder = f"erase-{(key_hash(subject_key, value) or '')[:16]}"
+    vars = {**(vars or {}), "lakehouse_lock_holder": holder}
     decl = load_declarations(schema, vars)
     keys = {key for mapping in [*decl.models.values(), *decl.sources.values()] for key in mapping}
     if subject_key not in keys:
         raise ErasureError(f"no model or source declares the subject key {subject_key!r} "
                            f"(declared: {', '.join(sorted(keys)) or 'none'}); add "
                            f"`meta: {{gdpr_subject: {{{subject_key}: <column>}}}}` to the YAML")
-    return Erasure(spark, decl, subject_key, value, by or getpass.getuser(), vars,
-                   log or functools.partial(print, flush=True)).run()
+    run_dbt(["run-operation", "lakehouse_lock_acquire", "--args",
+             json.dumps({"purpose": "lakehouse erase"})], schema=schema, vars=vars)
+    try:
+        return Erasure(spark, decl, subject_key, value, by or getpass.getuser(), vars,
+                       log or functools.partial(print, flush=True)).run()
+    finally:
+        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
+                 json.dumps({"holder": holder})], schema=schema, vars=vars)
 
 
 def readmit(schema: str, subject_key: str, value: str) -> int:

@@ -7,7 +7,8 @@ admits one process), so that an erasure can be killed with SIGKILL.
         every table to OUT.json; with SUBJECT (customer_id=N) erase it
         afterwards (the test kills it)
     python _erase_child.py erase-twice LANDING SCHEMA SUBJECT OUT.json ROWS.json
-        erase SUBJECT, erase it again, dump (with both runs' figures); then for each
+        try a build (refused: the killed erasure holds the build lock), erase
+        SUBJECT, erase it again, dump (with both runs' figures); then for each
         {model_name, record, ...} of ROWS.json: put it into the silver
         quarantine, run the certificate, take it out (OUT.json's "found": what
         each certificate found)
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from cdc_helpers import Scenario, canon, silver_state  # noqa: E402
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
 
@@ -67,7 +69,8 @@ def put_back_and_certify(spark, landing: str, schema: str, key: str, value: str,
 
 
 def _vars(landing: str) -> dict:
-    return {"landing_root": landing}
+    """The build lock on, as on a shared catalog (the local target has it off)."""
+    return {"landing_root": landing, "lakehouse_build_lock": True}
 
 
 def main(argv: list[str]) -> int:
@@ -90,6 +93,15 @@ def main(argv: list[str]) -> int:
     elif argv[0] == "erase-twice":
         landing, schema, subject, out, rows = argv[1:]
         key, value = subject.split("=")
+        # the killed erasure still holds the build lock: a build is refused
+        lock = [{k: canon(v) for k, v in r.asDict().items()}
+                for r in spark.table(f"{schema}_ops.lakehouse_lock").collect()]
+        try:
+            run_dbt(["run", "--select", "slv_retail__product"], schema=schema,
+                    vars=_vars(landing))
+            refused = ""
+        except DbtError as error:
+            refused = str(error)
         runs = []
         for _ in range(2):
             certificate = erase(schema, key, value, by="test", vars=_vars(landing), log=say)
@@ -100,6 +112,7 @@ def main(argv: list[str]) -> int:
                          "snapshots": dump(spark, schema)["snapshots"]})
         state = dump(spark, schema)
         state["runs"] = runs
+        state["lock_after_kill"], state["build_refused"] = lock, refused
         state["found"] = put_back_and_certify(spark, landing, schema, key, value, rows)
         Path(out).write_text(json.dumps(state))
     return 0

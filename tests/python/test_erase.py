@@ -231,6 +231,12 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
     _child(home, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
     after = json.loads(after_json.read_text())
     assert after["found"] == [[f"table {quarantine}"], []], after["found"]
+    # the killed erasure held the build lock (on here, as on a shared catalog) and a
+    # build was refused; the re-run took the lock back and released it at its end
+    [held] = after["lock_after_kill"]
+    assert held["holder"].startswith("erase-"), held
+    assert "lakehouse lock busy" in after["build_refused"], after["build_refused"][-2000:]
+    assert [r["holder"] for r in after["tables"][f"{SCHEMA}_ops.lakehouse_lock"]] == [None]
     first, second = after["runs"]
     assert first["clean"] and second["clean"] and first["files"] > 0 and first["tables"] > 0
     assert first["rewritten"] > 0, "the killed run had not rewritten landing files yet"
