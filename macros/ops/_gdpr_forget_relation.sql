@@ -1,7 +1,8 @@
 {#
     Remove the rows of erased subjects from one table, its CDC tombstones
-    (<table>__cdc_tombstones) and its quarantined rows (cdc_quarantine, by
-    the JSON record's fields), after adding to the ledger the other keys its
+    (<table>__cdc_tombstones) and its quarantined rows (cdc_quarantine: a
+    key value as a field of the raw line or JSON record, _gdpr_record_match),
+    after adding to the ledger the other keys its
     subject rows carry (e.g. the order_id of an erased customer's orders).
     `mapping`: the model's gdpr_subject, {key name: column}.
     Returns {'removed': {table: rows}, 'propagated': new keys}.
@@ -71,9 +72,9 @@
     {%- set quarantine = adapter.get_relation(database=none, schema=relation.schema, identifier='cdc_quarantine') -%}
     {%- if quarantine is not none -%}
         {%- set matches = [] -%}
-        {%- for key, column in present.items() -%}
-            {%- do matches.append(_gdpr_key_hash(key, "get_json_object(record, '$." ~ column ~ "')")
-                                  ~ " in (select key_hash from (" ~ active ~ ") where key_name = '" ~ key ~ "')") -%}
+        {%- for key, column in mapping.items() -%}
+            {%- do matches.append(_gdpr_record_match(key, column, "(select collect_list(key_hash) from ("
+                                                     ~ active ~ ") where key_name = '" ~ key ~ "')")) -%}
         {%- endfor -%}
         {%- do _gdpr_delete(ledger, quarantine, "model_name = '" ~ model_name ~ "' and (" ~ matches | join(' or ') ~ ")",
                             run_id, origin, result) -%}

@@ -1,9 +1,9 @@
 """`lakehouse erase --subject customer_id=42`: GDPR erasure, recorded and proven.
 
-Where a subject lives is declared, never hard-coded here: models and
-snapshots carry `meta: {gdpr_subject: {<key name>: <column>}}` in their YAML,
-bronze sources are declared under `vars.gdpr_subject_sources` in
-dbt_project.yml. A table mapping two keys (orders: customer_id and order_id)
+Where a subject lives is declared, never hard-coded here: models, snapshots
+and bronze source tables carry `meta: {gdpr_subject: {<key name>: <column>}}`
+in their YAML (a source's also says which columns of its landing files to
+read). A table mapping two keys (orders: customer_id and order_id)
 leads from the subject to the other key's values (the customer's orders), and
 every table mapping that key (order_items: order_id) loses those rows too.
 
@@ -13,8 +13,8 @@ idempotent, so a run killed anywhere is completed by running it again):
 1. `keys`      ledger row + the subject's keys (hashed) in `erasure_keys`,
                including the foreign keys found in the landing files;
 2. `tables`    dbt run-operation `gdpr_forget_all`: rows out of every declared
-               table, its CDC tombstones and quarantine; quarantined rows whose
-               landing line belongs to the subject;
+               table, its CDC tombstones and quarantine (JSON records and raw
+               lines as written, by whole field);
 3. `rebuilt`   the table models downstream (gold marts) rebuilt;
 4. `landing`   landing files rewritten without the subject's lines, keeping
                their modification time (silver does not take them as new);
@@ -43,11 +43,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
-
-import yaml
-
-from lakehouse_cdc import PROJECT_ROOT
 
 PEPPER_ENV = "LAKEHOUSE_ERASURE_PEPPER"
 STEPS = ("started", "keys", "tables", "rebuilt", "landing", "purged", "certified")
@@ -154,22 +149,18 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             node = manifest.nodes[child]
             if node.config.materialized == "table":
                 downstream[node.name] = f"{node.schema}.{node.alias}"
-    declared_sources = _project_vars().get("gdpr_subject_sources", {}) or {}
-    declared_sources = {**declared_sources, **(vars.get("gdpr_subject_sources") or {})}
+    # bronze sources declare theirs in the table's meta, as models do; the
+    # landing files under the source's location hold those columns
     sources: dict[str, dict[str, str]] = {}
     for source in manifest.sources.values():
-        mapping = (declared_sources.get(source.source_name) or {}).get(source.name)
-        location = ((source.meta or {}).get("external") or {}).get("location")
+        meta = {**(source.config.meta or {}), **(source.meta or {})}
+        mapping = meta.get("gdpr_subject")
+        location = (meta.get("external") or {}).get("location")
         if mapping and location:
             sources[str(location).strip("/")] = dict(mapping)
     home = Path(os.environ.get("LAKEHOUSE_HOME", ".lakehouse"))
     return Declarations(schema, landing_root(vars).resolve(), (home / "warehouse").resolve(),
                         models, sources, names, dict(sorted(downstream.items())))
-
-
-def _project_vars() -> dict[str, Any]:
-    doc = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text()) or {}
-    return doc.get("vars", {}) or {}
 
 
 # --- files: rows as {column: text} --------------------------------------------
@@ -438,31 +429,6 @@ class Erasure:
         return len(lines)
 
     # tables ----------------------------------------------------------------------
-    def forget_quarantined_lines(self, lines: dict[Path, list[int]]) -> int:
-        """Quarantined rows whose landing line is the subject's (a malformed
-        line's record may not parse into the subject's columns)."""
-        if not lines:
-            return 0
-        removed = 0
-        models = "', '".join(self.decl.model_names.values())
-        for schema in {relation.split(".")[0] for relation in self.decl.models}:
-            table = f"{schema}.cdc_quarantine"
-            if not self.spark.catalog.tableExists(table):
-                continue
-            rows = self.sql(f"select distinct file_path, row_number from {table} "
-                            f"where model_name in ('{models}')")
-            hits = [(r.file_path, r.row_number) for r in rows
-                    if r.file_path and r.row_number in lines.get(_local(r.file_path), ())]
-            if hits:
-                predicate = " or ".join(f"(file_path = '{f}' and row_number = {n})"
-                                        for f, n in hits)
-                count = self.sql(f"select count(*) from {table} where {predicate}")[0][0]
-                self.sql(f"delete from {table} where {predicate}")
-                self.sql(f"insert into {self.ops}.erasure_events values ('{self.run_id}', "
-                         f"'erase', '{table}', {count}, current_timestamp())")
-                removed += count
-        return removed
-
     def touched_tables(self) -> list[str]:
         rows = self.sql(f"select distinct relation from {self.ops}.erasure_events "
                         f"where run_id like '{self.erasure_id}-%'")
@@ -520,9 +486,7 @@ class Erasure:
                           json.dumps({"run_id": self.run_id, "origin": "erase"})],
                          schema=self.decl.schema, vars=self.vars)
         del result
-        hashes = self.hashes()
-        lines = self.subject_lines(hashes)
-        self.forget_quarantined_lines(lines)
+        lines = self.subject_lines(self.hashes())
         removed_now = self.sql(f"select coalesce(sum(rows_removed), 0) from "
                                f"{self.ops}.erasure_events where run_id = '{self.run_id}'")[0][0]
         self.set_step("tables")
@@ -563,11 +527,6 @@ class Erasure:
         self.log(f"[erase] done: {removed_now} row(s) removed and {files} landing file(s) "
                  f"rewritten by this run; {totals[1]} row(s) from {totals[0]} table(s) in all")
         return certificate
-
-
-def _local(uri: str) -> Path:
-    parsed = urlparse(uri)
-    return Path(unquote(parsed.path if parsed.scheme else uri)).resolve()
 
 
 # --- the certificate -------------------------------------------------------------
@@ -618,15 +577,49 @@ def certify(spark: Any, decl: Declarations, hashes: dict[str, set[str]]) -> Cert
             present = {c.name.lower() for c in spark.catalog.listColumns(name)}
             tests = [key_hash_sql(key, f"`{column}`") + f" in ({_in(hashes.get(key))})"
                      for key, column in pairs if column.lower() in present and hashes.get(key)]
-            if "record" in present:  # quarantine: the rejected record as JSON
-                tests += [key_hash_sql(key, f"get_json_object(record, '$.{column}')")
-                          + f" in ({_in(hashes.get(key))})" for key, column in pairs
-                          if hashes.get(key)]
+            if {"record", "model_name"} <= present:  # quarantine: rows as written
+                tests += _quarantine_tests(decl, pairs, hashes)
             tables += 1
             if tests and spark.sql(f"select count(*) from {name} where "
                                    + " or ".join(tests)).collect()[0][0]:
                 found.append(f"table {name}")
     return Certificate(files, tables, found)
+
+
+def record_values_sql(column: str | None, record: str = "record") -> str:
+    """The values of a quarantined record, as an SQL array of strings: of a
+    JSON record the values of field `column` at any depth; of any other record
+    (a raw CSV line) every field when `column` is None, else none. Whole
+    values: 42 is not a value of 142. The rule macros/ops/_gdpr_record_match.sql
+    applies when it removes such rows."""
+    fields = (f"transform(split({record}, ','), f -> trim(both '\"' from trim(f)))"
+              if column is None else "cast(array() as array<string>)")
+    json_values = ("cast(array() as array<string>)" if column is None else
+                   f"regexp_extract_all({record}, '\"{column}\"\\\\s*:\\\\s*\"?"
+                   "([^\",}\\\\]]*)', 1)")
+    return (f"case when left(ltrim({record}), 1) in ('{{', '[') then {json_values} "
+            f"else {fields} end")
+
+
+def record_match_sql(key: str, values_sql: str, hashes: set[str]) -> str:
+    normal = ("case when trim(v) rlike '^[+-]?[0-9]+$' "
+              "then cast(cast(trim(v) as decimal(38, 0)) as string) else trim(v) end")
+    return (f"arrays_overlap(transform({values_sql}, v -> {key_hash_sql(key, normal)}), "
+            f"array({_in(hashes)}))")
+
+
+def _quarantine_tests(decl: Declarations, pairs: list[tuple[str, str]],
+                      hashes: dict[str, set[str]]) -> list[str]:
+    """A JSON record holds a key under its column's name, whatever the model;
+    a raw line's fields are compared with the keys its model declares."""
+    tests = [record_match_sql(key, record_values_sql(column), hashes[key])
+             for key, column in pairs if hashes.get(key)]
+    for relation, mapping in sorted(decl.models.items()):
+        name = decl.model_names[relation]
+        tests += [f"(model_name = '{name}' and "
+                  f"{record_match_sql(key, record_values_sql(None), hashes[key])})"
+                  for key in sorted(mapping) if hashes.get(key)]
+    return tests
 
 
 def _in(values: set[str] | None) -> str:
@@ -644,18 +637,31 @@ def _subject(text: str) -> tuple[str, str]:
 
 def erase(schema: str, subject_key: str, value: str, *, by: str | None = None,
           vars: dict[str, Any] | None = None, log: Any = None) -> Certificate:
+    from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.spark import get_spark
 
     spark = get_spark()
-    vars = dict(vars or {})
+    # The build lock, as `lakehouse maintain` takes it, held for the whole
+    # erasure: every dbt invocation of it runs as its holder (the var), so its
+    # own `dbt run` renews the lock instead of being refused, and leaves it
+    # held at its end. The holder is the erasure's: re-running a killed
+    # erasure takes its lock back at once. A no-op where builds take no lock.
+    holder = f"erase-{(key_hash(subject_key, value) or '')[:16]}"
+    vars = {**(vars or {}), "lakehouse_lock_holder": holder}
     decl = load_declarations(schema, vars)
     keys = {key for mapping in [*decl.models.values(), *decl.sources.values()] for key in mapping}
     if subject_key not in keys:
         raise ErasureError(f"no model or source declares the subject key {subject_key!r} "
                            f"(declared: {', '.join(sorted(keys)) or 'none'}); add "
                            f"`meta: {{gdpr_subject: {{{subject_key}: <column>}}}}` to the YAML")
-    return Erasure(spark, decl, subject_key, value, by or getpass.getuser(), vars,
-                   log or functools.partial(print, flush=True)).run()
+    run_dbt(["run-operation", "lakehouse_lock_acquire", "--args",
+             json.dumps({"purpose": "lakehouse erase"})], schema=schema, vars=vars)
+    try:
+        return Erasure(spark, decl, subject_key, value, by or getpass.getuser(), vars,
+                       log or functools.partial(print, flush=True)).run()
+    finally:
+        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
+                 json.dumps({"holder": holder})], schema=schema, vars=vars)
 
 
 def readmit(schema: str, subject_key: str, value: str) -> int:

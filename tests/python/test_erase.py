@@ -1,10 +1,13 @@
 """`lakehouse erase --subject customer_id=N`, end to end in child processes
 (their own JVM and metastore, so that one can be killed with SIGKILL):
 
-1. build everything on batch 0, then erase the subject and kill -9 it
-   while it rebuilds gold;
-2. erase again (completes), and once more (a no-op);
-3. land batch 1, which carries changes of the subject, and build.
+1. build everything on batch 0 (with a line of the subject that silver
+   quarantines as written), then erase the subject and kill -9 it while it
+   rebuilds gold;
+2. erase again (completes), and once more (a no-op); the certificate finds
+   the subject's quarantined raw line when it is put back;
+3. land batch 1, which carries changes of the subject (one of them a line
+   quarantined as written), and build.
 
 Expectations come from the simulator's truth files and from the tables as
 they were before the erasure, never from the code under test; the files on
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from cdc_helpers import diff, truth_state
 from lakehouse_cdc.simulator import TABLES, read_versions
+from lakehouse_cdc.simulator.truth import batch_files
 
 CHILD = Path(__file__).with_name("_erase_child.py")
 KNOBS = {"seed": 11, "scale": 15, "batches": 1, "changes_per_batch": 40,
@@ -74,7 +78,39 @@ def _is_subject(row: dict, subject: str, orders: set[str]) -> bool:
         parsed = json.loads(record)
         return (str(parsed.get("customer_id")) == subject
                 or str(parsed.get("order_id")) in orders)
+    if record:  # a quarantined line as written: any field may be the key
+        return _raw_line_of_subject(row["model_name"], record, subject, orders)
     return False
+
+
+def _raw_line_of_subject(model: str, record: str, subject: str, orders: set[str]) -> bool:
+    """A raw CSV line of a silver model's source holding the subject's id, or
+    one of its orders' ids, as a whole field, where the source has that column
+    (the simulator's schema says which)."""
+    table = model.removeprefix("slv_retail__").removesuffix("_log")
+    columns = {c.name for c in TABLES[table].columns}
+    fields = set(next(csv.reader([record])))
+    return bool(("customer_id" in columns and subject in fields)
+                or ("order_id" in columns and fields & orders))
+
+
+def _quarantined_line(sim: Path, batch: int, subject: str) -> tuple[str, str]:
+    """The subject's full-load line of customer_master with an unknown
+    operation code, for the customer_master file of `batch`: (landing path,
+    line). Silver quarantines it as written."""
+    def table_file(batch: int) -> tuple[str, list[str], list[list[str]]]:
+        [entry] = [e for e in batch_files(sim, batch)
+                   if e["table"] == "customer_master" and e["kind"] in ("load", "cdc")]
+        header, *rows = csv.reader(io.StringIO((sim / entry["path"]).read_text("utf-8")))
+        return entry["path"], header, rows
+
+    _, header, rows = table_file(0)
+    path, target_header, _ = table_file(batch)
+    assert target_header == header
+    [ours] = [r for r in rows if r[header.index("customer_id")] == subject]
+    line = io.StringIO()
+    csv.writer(line, lineterminator="\n").writerow(["X", *ours[1:]])
+    return str(Path(*Path(path).parts[1:])), line.getvalue()
 
 
 def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> list[str]:
@@ -104,8 +140,10 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
     return hits
 
 
-def _child(home: Path, *args: str, kill_on: str | None = None) -> bool:
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
+def _child(home: Path, *args: str, kill_on: str | None = None,
+           append: dict[str, list[str]] | None = None) -> bool:
+    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+           "ERASE_TEST_APPEND": json.dumps(append or {})}
     env.pop("LAKEHOUSE_ERASURE_PEPPER", None)  # the key hashes are checked below
     proc = subprocess.Popen([sys.executable, str(CHILD), *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -166,16 +204,39 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
     arg = f"customer_id={subject}"
 
     # 1. build on batch 0, then erase and kill -9 it while it rebuilds gold
+    path0, line0 = _quarantined_line(sim, 0, subject)
     assert _child(home, "build", str(sim), str(landing), SCHEMA, "0", str(before_json), arg,
-                  kill_on="[erase] rebuilding")
+                  kill_on="[erase] rebuilding", append={path0: [line0]})
     before = json.loads(before_json.read_text())
+    quarantine = f"{SCHEMA}_silver.cdc_quarantine"
+    raw0 = [r for r in before["tables"][quarantine] if r["record"] == line0.rstrip("\n")]
+    assert raw0, "the subject's line was not quarantined as written"
     mtimes = {p: p.stat().st_mtime_ns for p in landing.rglob("*") if p.is_file()}
     sizes = {p: p.stat().st_size for p in mtimes}
     assert _files_with_subject([landing], subject, orders), "the subject was never landed"
 
-    # 2. erase again: completes and proves it; once more: nothing to do
-    _child(home, "erase-twice", str(landing), SCHEMA, arg, str(after_json))
+    # 2. erase again: completes and proves it; once more: nothing to do. Then the
+    # certificate is shown the subject's quarantined raw line, put back as it was
+    # (found), and the same line with the subject's id only inside longer values
+    # (not found)
+    fields = next(csv.reader([raw0[0]["record"]]))
+    decoy = [f"{subject}0" if f == subject else f for f in fields]
+    assert subject not in decoy and any(subject in f for f in decoy)
+    decoy_line = io.StringIO()
+    csv.writer(decoy_line, lineterminator="").writerow(decoy)
+    put_back = tmp_path / "put_back.json"
+    put_back.write_text(json.dumps([
+        {k: raw0[0][k] for k in ("model_name", "file_path", "reason", "record")},
+        {"model_name": raw0[0]["model_name"], "record": decoy_line.getvalue()}]))
+    _child(home, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
     after = json.loads(after_json.read_text())
+    assert after["found"] == [[f"table {quarantine}"], []], after["found"]
+    # the killed erasure held the build lock (on here, as on a shared catalog) and a
+    # build was refused; the re-run took the lock back and released it at its end
+    [held] = after["lock_after_kill"]
+    assert held["holder"].startswith("erase-"), held
+    assert "lakehouse lock busy" in after["build_refused"], after["build_refused"][-2000:]
+    assert [r["holder"] for r in after["tables"][f"{SCHEMA}_ops.lakehouse_lock"]] == [None]
     first, second = after["runs"]
     assert first["clean"] and second["clean"] and first["files"] > 0 and first["tables"] > 0
     assert first["rewritten"] > 0, "the killed run had not rewritten landing files yet"
@@ -185,6 +246,8 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
 
     _assert_truth_without_subject(after, sim, 0, subject, orders)
     assert not _files_with_subject([home / "warehouse", landing], subject, orders)
+    assert not [r for r in after["tables"][quarantine] if r["record"] == raw0[0]["record"]]
+
     # rewritten landing files kept their modification time; some did shrink
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
     assert any(p.stat().st_size < sizes[p] for p in mtimes)
@@ -216,9 +279,14 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
         k["key_hash"] for k in keys if k["key_name"] == "order_id"}
 
     # 3. a later batch carries the subject's changes: built, and removed again
-    _child(home, "build", str(sim), str(landing), SCHEMA, "1", str(later_json))
+    path1, line1 = _quarantined_line(sim, 1, subject)
+    _child(home, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
+           append={path1: [line1]})
     later = json.loads(later_json.read_text())
     _assert_truth_without_subject(later, sim, 1, subject, orders)
+    # its raw line was quarantined by the build and removed by the post-hook
+    assert sum(int(e["rows_removed"]) for e in later["tables"][f"{SCHEMA}_ops.erasure_events"]
+               if e["origin"] == "post-hook" and e["relation"] == quarantine) > 0
     blocked = [e for e in later["tables"][f"{SCHEMA}_ops.erasure_events"]
                if e["origin"] == "post-hook"]
     assert sum(int(e["rows_removed"]) for e in blocked) > 0, "nothing was counted as blocked"
