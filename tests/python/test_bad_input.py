@@ -549,16 +549,7 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
     spark.sql(f"create table {schema}_silver.t (id int) using iceberg")
     spark.sql(f"insert into {schema}_silver.t values (1)")
 
-    def build() -> None:
-        run_dbt(
-            ["build", "--select", "path:models/silver/hostile"],
-            project_dir=project,
-            schema=schema,
-            vars={"landing_root": str(landing)},
-            target_path=tmp_path / "target",
-        )
-
-    build()
+    build(project, tmp_path, schema)
     items = f"{schema}_silver.slv_hostile__items"
     done = [f for f in first if not f.held]
     assert short(silver(spark, items)) == short(expected_state(done))
@@ -588,7 +579,7 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
     logged_before = {f.name for f in first if f.listed and not f.held}
     land(landing / "hostile" / "items", second[:1])
     land(landing / "hostile" / "items", second[1:], mtime=time.time() - 3 * 24 * 3600)
-    build()
+    build(project, tmp_path, schema)
     assert short(silver(spark, items)) == short(expected_state(done + second))
     check_run(spark, schema, "slv_hostile__items", second, logged_before)
     # a third run finds nothing new: it reads nothing and writes nothing
@@ -597,9 +588,22 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
 
     runs = audited()
     snapshots = spark.sql(f"select count(*) from {items}.snapshots").collect()[0][0]
-    build()
+    build(project, tmp_path, schema)
     assert audited() == runs
     assert spark.sql(f"select count(*) from {items}.snapshots").collect()[0][0] == snapshots
+
+
+def build(project: Path, tmp_path: Path, schema: str,
+          select: str = "path:models/silver/hostile", expect_success: bool = True):
+    """`dbt build` of the copied project on the files under tmp_path/landing."""
+    return run_dbt(
+        ["build", "--select", select],
+        project_dir=project,
+        schema=schema,
+        vars={"landing_root": str(tmp_path / "landing")},
+        target_path=tmp_path / "target",
+        expect_success=expect_success,
+    )
 
 
 def _one_table_project(project_copy, model_sql: str, table: str = "items") -> Path:
@@ -629,13 +633,7 @@ def test_undeclared_column_without_schema_evolution_is_quarantined(spark, projec
         ],
     )
     schema = "t_strict_" + os.urandom(3).hex()
-    run_dbt(
-        ["build", "--select", "slv_hostile__items_strict"],
-        project_dir=project,
-        schema=schema,
-        vars={"landing_root": str(tmp_path / "landing")},
-        target_path=tmp_path / "target",
-    )
+    build(project, tmp_path, schema, "slv_hostile__items_strict")
     table = f"{schema}_silver.slv_hostile__items_strict"
     assert silver(spark, table) == expected_state([CorpusFile("", b"", good)])
     assert "colour" not in [c.lower() for c in spark.table(table).columns]
@@ -671,13 +669,7 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
 
     def step(name: str, rows: list[Row]) -> None:
         land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
-        run_dbt(
-            ["build", "--select", "slv_hostile__items"],
-            project_dir=project,
-            schema=schema,
-            vars={"landing_root": str(landing)},
-            target_path=tmp_path / "target",
-        )
+        build(project, tmp_path, schema, "slv_hostile__items")
 
     step("20250101-000001000.csv", [insert, other])
     step("20250101-000002000.csv", [delete])  # tombstone recorded
@@ -712,14 +704,7 @@ def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_pa
         [CorpusFile("20250101-000001000.csv", lines(HEADER, rows), rows)],
     )
     schema = "t_conserve_" + os.urandom(3).hex()
-    result = run_dbt(
-        ["build", "--select", "slv_hostile__items"],
-        project_dir=project,
-        schema=schema,
-        vars={"landing_root": str(landing)},
-        target_path=tmp_path / "target",
-        expect_success=False,
-    )
+    result = build(project, tmp_path, schema, "slv_hostile__items", expect_success=False)
     assert not result.success
     message = " ".join(str(r.message) for r in result.result.results)
     assert "1 of 2 rows" in message and "must pass every change row through" in message, message
@@ -821,13 +806,7 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     (folder / "20250101-000004000.parquet").write_bytes(b"this is not parquet\n" * 4)
     (folder / "20250101-000004000.parquet.md5").write_text("0" * 32 + "\n")
     schema = "t_parquet_" + os.urandom(3).hex()
-    run_dbt(
-        ["build", "--select", "slv_hostile__items_pq"],
-        project_dir=project,
-        schema=schema,
-        vars={"landing_root": str(tmp_path / "landing")},
-        target_path=tmp_path / "target",
-    )
+    build(project, tmp_path, schema, "slv_hostile__items_pq")
 
     table = f"{schema}_silver.slv_hostile__items_pq"
     assert silver(spark, table) == expected_state([CorpusFile("", b"", load + cdc + older)])
@@ -949,16 +928,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     ]
     (folder / "20250101-000001000.json").write_text("\n".join(cdc) + "\n")
     schema = "t_debezium_" + os.urandom(3).hex()
-    def build() -> None:
-        run_dbt(
-            ["build", "--select", "path:models/silver/hostile"],
-            project_dir=project,
-            schema=schema,
-            vars={"landing_root": str(tmp_path / "landing")},
-            target_path=tmp_path / "target",
-        )
-
-    build()
+    build(project, tmp_path, schema)
 
     common = ("2024-01-01", "2024-01-01 10:00:00.000000", "true")
     assert silver(spark, f"{schema}_silver.slv_hostile__items_dbz") == {
@@ -992,7 +962,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
     ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
     (folder / "20250101-000002500.json").write_text(ddl + "\n" + ddl + "\n")  # schema events only
-    build()
+    build(project, tmp_path, schema)
     events = {
         file_name(r.file_path): (r.rows_in_file, r.events_skipped)
         for r in spark.sql(
@@ -1027,7 +997,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
         after,
     ]
     (folder / "20250101-000003000.json").write_text("\n".join(lines_3) + "\n")
-    build()
+    build(project, tmp_path, schema)
     table = f"{schema}_silver.slv_hostile__items_dbz"
     assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
     colours = spark.sql(f"select item_id, colour from {table}").collect()
@@ -1038,7 +1008,7 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     (folder / "20250101-000004000.json").write_text(
         event("u", 2, ts=truncated_at - 500, at=before, name="late") + "\n"
     )
-    build()
+    build(project, tmp_path, schema)
     assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
     late = spark.sql(
         f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "

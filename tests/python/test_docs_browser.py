@@ -245,8 +245,9 @@ def _yaml_descriptions(unique_id: str) -> tuple[str, dict[str, str]]:
 
 
 def _canon_type(name: str) -> str:
-    # Spark prints one type under two names (typeName vs simpleString)
-    name = name.strip().lower()
+    # Spark prints one type under two names (typeName vs simpleString); the docs
+    # site shows a nested type (map, array, struct) by its outer name only
+    name = name.strip().lower().split("<", 1)[0]
     aliases = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
     return aliases.get(name, name)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from cdc_helpers import (
     SILVER,
+    STATE_MODELS,
     Scenario,
     assert_states_match_truth,
     quarantined_and_rejected,
@@ -25,7 +26,8 @@ BATCHES = range(TRAPS["batches"] + 1)
 
 
 def _run(spark, sim: Path, base: Path, schema: str, **vars) -> tuple[Scenario, list[dict]]:
-    scenario = Scenario(sim, base / "landing", schema, vars=vars, target_path=base / "target")
+    scenario = Scenario(sim, base / "landing", schema, vars=vars, target_path=base / "target",
+                        select=STATE_MODELS)
     states = []
     for batch in BATCHES:
         scenario.land(batch)

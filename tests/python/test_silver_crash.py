@@ -25,10 +25,11 @@ from test_dimensions import _rows as dimension_rows
 CHILD = Path(__file__).with_name("_crash_child.py")
 KNOBS = {"seed": 3, "scale": 30, "batches": 10, "changes_per_batch": 30,
          "multi_change_rate": 0.3, "late_rate": 0.1}
-#: the models built: a source with soft deletes and its change log, the
-#: SCD2 dimension built from that log, a source with hard deletes (tombstones)
-SELECT = "slv_retail__product slv_retail__product_log dim_product slv_retail__order_items"
-CHECKED = ["product", "order_items"]
+#: the models built: a change log, the SCD2 dimension built from it, and a
+#: current-state table with hard deletes (tombstones). Each run is a fresh,
+#: cold JVM (10-25 s per model), so the selection is kept to one of each kind
+SELECT = "slv_retail__product_log dim_product slv_retail__order_items"
+CHECKED = ["order_items"]
 KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 
 

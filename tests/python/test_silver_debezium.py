@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from cdc_helpers import (
     SILVER,
+    STATE_MODELS,
     Scenario,
     assert_states_match_truth,
     quarantined_and_rejected,
@@ -30,7 +31,8 @@ def debezium(spark, simulated, tmp_path_factory):
     assert any(Path(f.file).suffix == ".json" for f in read_files(sim))
     base = tmp_path_factory.mktemp("debezium")
     scenario = Scenario(sim, base / "landing", "t_silver_dbz",
-                        vars={"bronze_format": "debezium"}, target_path=base / "target")
+                        vars={"bronze_format": "debezium"}, target_path=base / "target",
+                        select=STATE_MODELS)
     states = []
     for batch in BATCHES:
         scenario.land(batch)
