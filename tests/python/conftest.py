@@ -1,8 +1,14 @@
-"""One Spark session for the whole test run; each test gets its own schema.
+"""One Spark session per test worker; each test gets its own schema.
 
 Static Spark settings (jars, catalog, warehouse) are fixed when the JVM
 starts, so isolation is by schema: every test that builds tables passes a
 fresh schema prefix to dbt.
+
+scripts/test.sh runs two workers (pytest-xdist, one per core, each its own
+JVM and its own LAKEHOUSE_HOME, so each its own Derby metastore). Tests that
+share an expensive fixture run on one worker: those of the built warehouse
+(`warehouse_run`) as one group, and each module with a module-scoped fixture
+as another; the longest work is handed out first (`LONGEST_FIRST`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,39 @@ from pathlib import Path
 
 import pytest
 from lakehouse_cdc import PROJECT_ROOT
+
+
+#: work handed out first, longest first (seconds in CI, 2026-11-23): the
+#: crash test (about 880, cold child JVMs), the warehouse group (about 430 to
+#: build, then its tests), erasure (about 440), then the cluster, Debezium and
+#: silver fixtures. Other tests follow in file order.
+LONGEST_FIRST = ["test_silver_crash.py", "warehouse", "test_erase.py", "test_cluster.py",
+                 "test_silver_debezium.py", "test_silver_cdc.py", "test_bad_input.py",
+                 "test_run_command.py", "test_maintain.py"]
+
+
+def _work_group(item: pytest.Item) -> str | None:
+    """The group an item must share a worker with, if any."""
+    if "warehouse_run" in item.fixturenames:
+        return "warehouse"
+    defs = item._fixtureinfo.name2fixturedefs
+    if any(d[-1].scope == "module" for name in item.fixturenames if (d := defs.get(name))):
+        return item.path.name
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        for label in (_work_group(item), item.path.name):
+            if label in LONGEST_FIRST:
+                return LONGEST_FIRST.index(label)
+        return len(LONGEST_FIRST)
+
+    for item in items:
+        group = _work_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=rank)  # stable: file order within a rank
 
 
 @pytest.fixture(scope="session")
