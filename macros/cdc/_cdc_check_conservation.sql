@@ -5,7 +5,7 @@
     repeats change rows would otherwise lose or invent changes silently; the
     run stops before anything is written and names the files.
 #}
-{% macro _cdc_check_conservation(batch) %}
+{% macro _cdc_check_conservation(schema, batch) %}
     {%- set query -%}
         select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file
         from {{ batch }}
@@ -19,7 +19,7 @@
         {%- for row in rows -%}
             {%- do listed.append(row[0] ~ ' (' ~ row[1] ~ ' of ' ~ row[2] ~ ' rows)') -%}
         {%- endfor -%}
-        {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+        {%- do _cdc_scratch_drop(schema, batch) -%}
         {%- do exceptions.raise_compiler_error(
             "model '" ~ model.name ~ "': the rows that reached the model differ from the rows in the files: "
             ~ listed | join('; ') ~ ". A CDC silver model must pass every change row through "

@@ -4,9 +4,9 @@
     including the first (`initial`: the table is created empty first).
 
     Order of work, and why a crash anywhere is safe:
-      1. write the batch once to a scratch table, with each row's reject
-         reason, delete flag and content hash (the files to read were listed
-         and frozen by cdc_changes: _cdc_new_files);
+      1. write the batch once to scratch Parquet files (_cdc_scratch), with
+         each row's reject reason, delete flag and content hash (the files
+         to read were listed and frozen by cdc_changes: _cdc_new_files);
       2. fail, before writing anything, if a file's rows did not all arrive
          (row conservation) or on ties the sequence cannot break;
       3. decide every row's outcome, each by its own rule: quarantined,
@@ -30,9 +30,14 @@
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
     {#- nothing new landed for this model: nothing to read, write or log -#}
+    {#- the listing of this run's new files and the Debezium event counts,
+        temporary views made by cdc_changes (_cdc_new_files) -#}
     {%- set listed = this.identifier ~ '__cdc_files' -%}
-    {%- if not initial and run_query("show tables like '" ~ listed ~ "'").rows | length > 0
-          and run_query('select count(*) from ' ~ listed).rows[0][0] == 0 -%}
+    {%- set events = this.identifier ~ '__cdc_events' -%}
+    {%- set views = run_query("show tables like '" ~ listed ~ "|" ~ events ~ "'").columns[1].values() | list -%}
+    {%- set listed_exists = listed | lower in views -%}
+    {%- set events_exist = events | lower in views -%}
+    {%- if not initial and listed_exists and run_query('select count(*) from ' ~ listed).rows[0][0] == 0 -%}
         {%- do run_query('drop view if exists ' ~ listed) -%}
         {%- do log('cdc ' ~ model.name ~ ': no new files', info=true) -%}
         {{ return('select 0 as no_new_files') }}
@@ -49,9 +54,10 @@
     {%- set schema = target.schema -%}
     {%- set tombstones = schema ~ '.' ~ target.identifier ~ '__cdc_tombstones' -%}
     {%- set horizon = schema ~ '.' ~ target.identifier ~ '__cdc_horizon' -%}
-    {#- the batch is written once to a scratch table: its row numbers come from a
-        non-deterministic function, which Spark refuses as a MERGE source -#}
-    {%- set batch = schema ~ '.' ~ target.identifier ~ '__cdc_batch' -%}
+    {#- the batch is written once to scratch files (_cdc_scratch): its row
+        numbers come from a non-deterministic function, which Spark refuses
+        as a MERGE source, and it is read by every step below -#}
+    {%- set batch = target.identifier ~ '__cdc_batch' -%}
     {%- set provenance = ['_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
 
     {%- do _cdc_ensure_log_tables(schema) -%}
@@ -90,11 +96,9 @@
     {%- endif -%}
     {%- set target_columns = adapter.get_columns_in_relation(target) | map(attribute='name') | list -%}
 
-    {#- 1. the batch, read once and written once to a scratch Iceberg table
-        with every row's outcome (a cached view would not do: Spark
-        recomputes a cached plan when a table it reads is written, and the
-        target is written below). Rows of files held back (e.g. cut mid-row)
-        are kept apart: neither applied nor quarantined nor logged. -#}
+    {#- 1. the batch, read once and written once to scratch files with every
+        row's outcome. Rows of files held back (e.g. cut mid-row) are kept
+        apart: neither applied nor quarantined nor logged. -#}
     {#- a truncate event carries no key: applied as a truncate, or (a change
         log, cdc_truncate_when false) kept as an event with a null key -#}
     {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
@@ -151,9 +155,7 @@
         {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq)
                        ~ ' union all select *, false as _cdc_filled from src where _cdc_held or _cdc_reason is not null' -%}
     {%- endif -%}
-    {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
     {%- set batch_sql -%}
-        create table {{ batch }} using iceberg as
         with src as (
             select
                 *,
@@ -228,11 +230,11 @@
             where r._cdc_is_truncate and r._cdc_reason is null and not r._cdc_held
         ) as b
     {%- endset -%}
-    {%- do run_query(batch_sql) -%}
+    {%- do _cdc_scratch_write(schema, batch, batch_sql) -%}
 
     {#- 2. row conservation, then ties the sequence cannot break (nothing written yet) -#}
     {%- if '_cdc_file_rows' in names -%}
-        {%- do _cdc_check_conservation(batch) -%}
+        {%- do _cdc_check_conservation(schema, batch) -%}
     {%- endif -%}
     {%- set ties -%}
         select to_json(named_struct(
@@ -247,7 +249,7 @@
     {%- endset -%}
     {%- set tie_rows = run_query(ties).rows -%}
     {%- if tie_rows | length > 0 -%}
-        {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+        {%- do _cdc_scratch_drop(schema, batch) -%}
         {%- do exceptions.raise_compiler_error(
             "model '" ~ model.name ~ "': " ~ tie_rows | length ~ (" or more" if tie_rows | length == 20 else "")
             ~ " key(s) have different changes with the same sequence (" ~ seq | join(', ')
@@ -266,17 +268,28 @@
         where not _cdc_held
         group by _cdc_file
     {%- endset -%}
-    {%- set totals = run_query('select count(*), count_if(_cdc_outcome = \'applied\'), '
-                               ~ 'count_if(_cdc_outcome = \'superseded\'), count_if(_cdc_outcome = \'quarantined\'), '
-                               ~ 'count_if(_cdc_outcome = \'applied\' and _cdc_is_delete), count(distinct _cdc_file), '
-                               ~ 'count_if(_cdc_rank = 1 and _cdc_is_delete), '
-                               ~ 'count_if(_cdc_outcome = \'applied\' and _cdc_is_truncate), '
-                               ~ ('array_join(array_sort(array_distinct(flatten(collect_list(case when _cdc_outcome = '
-                                  ~ '\'applied\' then map_keys(_cdc_extra) end)))), \',\')' if '_cdc_extra' in names else "''")
-                               ~ ' from ' ~ batch ~ ' where not _cdc_held').rows[0] -%}
-    {%- set truncates = totals[7] -%}
-    {%- set counts = {'read': totals[0], 'applied': totals[1], 'superseded': totals[2],
-                      'quarantined': totals[3], 'files': totals[5], 'deletes': totals[6]} -%}
+    {#- the run's counts, by name (held rows are neither read nor counted) -#}
+    {%- set totals -%}
+        select
+            count_if(not _cdc_held) as `read`,
+            count_if(_cdc_outcome = 'applied') as applied,
+            count_if(_cdc_outcome = 'superseded') as superseded,
+            count_if(_cdc_outcome = 'quarantined') as quarantined,
+            count(distinct case when not _cdc_held then _cdc_file end) as files,
+            count(distinct case when _cdc_held then _cdc_file end) as held_files,
+            count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
+            count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
+            {{ '(select count(*) from ' ~ listed ~ ' where not is_data)' if listed_exists else '0' }} as ignored_files,
+            {{ "array_join(array_sort(array_distinct(flatten(collect_list(case when _cdc_outcome = 'applied' "
+               ~ "then map_keys(_cdc_extra) end)))), ',')" if '_cdc_extra' in names else "''" }} as undeclared
+        from {{ batch }}
+    {%- endset -%}
+    {%- set result = run_query(totals) -%}
+    {%- set counts = {} -%}
+    {%- for name in result.column_names -%}
+        {%- do counts.update({name: result.rows[0][name]}) -%}
+    {%- endfor -%}
+    {%- set truncates = counts['truncates'] -%}
     {%- if counts['read'] != counts['applied'] + counts['superseded'] + counts['quarantined'] -%}
         {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': " ~ counts['read'] ~ " rows read, but "
             ~ counts['applied'] ~ " applied + " ~ counts['superseded'] ~ " superseded + " ~ counts['quarantined']
@@ -333,7 +346,7 @@
     {%- endif -%}
     {%- set evolved = {'added': [], 'columns': []} -%}
     {%- if '_cdc_extra' in names -%}
-        {%- set evolved = _cdc_add_undeclared_columns(target, data_columns, (totals[8] or '').split(',') | reject('equalto', '') | list) -%}
+        {%- set evolved = _cdc_add_undeclared_columns(target, data_columns, (counts['undeclared'] or '').split(',') | reject('equalto', '') | list) -%}
     {%- endif -%}
     {%- if truncates > 0 -%}
         {%- do _cdc_apply_truncate(target, batch, horizon, cfg, data_columns) -%}
@@ -346,9 +359,6 @@
 
     {#- 6. file log (every listed file: read, or ignored as not data; held
         files are not logged, so the next run reads them again) and audit -#}
-    {%- set listed_exists = run_query("show tables like '" ~ listed ~ "'").rows | length > 0 -%}
-    {%- set events = this.identifier ~ '__cdc_events' -%}
-    {%- set events_exist = run_query("show tables like '" ~ events ~ "'").rows | length > 0 -%}
     {%- if not listed_exists -%}
         {#- a model that does not read through cdc_changes(): the files it read -#}
         {%- set listed = '(select _cdc_file as file_path, max(_cdc_file_modified_at) as file_modified_at, '
@@ -377,10 +387,10 @@
         {%- endif %}
         where not coalesce(r.held, false)
     {%- endset -%}
-    {%- set held_files = run_query('select count(distinct _cdc_file) from ' ~ batch ~ ' where _cdc_held').rows[0][0] -%}
-    {%- set ignored_files = run_query('select count(*) from ' ~ listed ~ ' as l where not is_data').rows[0][0] -%}
+    {%- set held_files = counts['held_files'] -%}
+    {%- set ignored_files = counts['ignored_files'] -%}
     {%- do run_query(file_log) -%}
-    {%- do run_query('drop table if exists ' ~ batch ~ ' purge') -%}
+    {%- do _cdc_scratch_drop(schema, batch) -%}
     {%- if listed_exists -%}{%- do run_query('drop view if exists ' ~ listed) -%}{%- endif -%}
     {%- if events_exist -%}{%- do run_query('drop view if exists ' ~ events) -%}{%- endif -%}
     {%- set snapshot = run_query('select snapshot_id from ' ~ target ~ '.snapshots order by committed_at desc limit 1').rows -%}

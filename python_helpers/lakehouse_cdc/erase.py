@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -47,6 +48,8 @@ from typing import Any
 PEPPER_ENV = "LAKEHOUSE_ERASURE_PEPPER"
 STEPS = ("started", "keys", "tables", "rebuilt", "landing", "purged", "certified")
 LAYERS = ("bronze", "silver", "snapshots", "dimensions", "gold", "seeds", "ops")
+#: the CDC runs' scratch folder under the warehouse (macros/cdc/_cdc_scratch.sql)
+SCRATCH = "_cdc_scratch"
 _INT = re.compile(r"^[+-]?\d+$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HIDDEN_TMP = ".erasing"
@@ -456,6 +459,11 @@ class Erasure:
                 self.spark._jsparkSession, table)
             (jvm.org.apache.iceberg.spark.actions.SparkActions.get(self.spark._jsparkSession)
              .deleteOrphanFiles(iceberg).olderThan(now_ms).execute())
+        # a CDC run's batch (macros/cdc/_cdc_scratch.sql) is emptied when the
+        # run ends; one killed midway leaves it until the model's next run.
+        # Nothing in it is needed (the re-run reads its files again): under
+        # the build lock, remove it
+        shutil.rmtree(self.decl.warehouse / SCRATCH, ignore_errors=True)
 
     # the whole run -----------------------------------------------------------------
     def run(self) -> Certificate:
@@ -564,6 +572,9 @@ def certify(spark: Any, decl: Declarations, hashes: dict[str, set[str]]) -> Cert
             files += 1
             if any(row_matches(row, pairs, hashes) for row in file_rows(path, columns)):
                 found.append(f"file {path}")
+            elif _is_quarantine_file(path) and _quarantine_file_holds(spark, path, decl, pairs,
+                                                                      hashes):
+                found.append(f"file {path} (a quarantined record)")
     tables = 0
     for layer in LAYERS:
         schema = f"{decl.schema}_{layer}"
@@ -584,6 +595,31 @@ def certify(spark: Any, decl: Declarations, hashes: dict[str, set[str]]) -> Cert
                                    + " or ".join(tests)).collect()[0][0]:
                 found.append(f"table {name}")
     return Certificate(files, tables, found)
+
+
+def _is_quarantine_file(path: Path) -> bool:
+    """A Parquet data file of a quarantine table: rows as written, in `record`."""
+    if _kind(path) != "parquet":
+        return False
+    import pyarrow.parquet as pq
+
+    return {"record", "model_name"} <= set(pq.read_schema(path).names)
+
+
+def _quarantine_file_holds(spark: Any, path: Path, decl: Declarations,
+                           pairs: list[tuple[str, str]], hashes: dict[str, set[str]]) -> bool:
+    """The quarantine's raw records in one of its data files, matched by the
+    same rule as the table (_quarantine_tests): a file the table no longer
+    references (an old snapshot's, an orphan) is read too."""
+    tests = _quarantine_tests(decl, pairs, hashes)
+    if not tests:
+        return False
+    spark.read.parquet(str(path)).createOrReplaceTempView("_erase_quarantine_file")
+    try:
+        return bool(spark.sql("select count(*) from _erase_quarantine_file where "
+                              + " or ".join(tests)).collect()[0][0])
+    finally:
+        spark.catalog.dropTempView("_erase_quarantine_file")
 
 
 def record_values_sql(column: str | None, record: str = "record") -> str:

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from lakehouse_cdc import PROJECT_ROOT
 
-
 #: work handed out first, longest first (seconds in CI, 2026-11-23): the
 #: crash test (about 880, cold child JVMs), the warehouse group (about 430 to
 #: build, then its tests), erasure (about 440), then the cluster, Debezium and
