@@ -44,7 +44,7 @@
 #}
 {% macro _cdc_add_undeclared_columns(target, data_columns, undeclared) %}
     {%- set selected = data_columns | map(attribute='name') | map('lower') | list -%}
-    {%- set generated = ['_cdc_loaded_at', '_cdc_run_id', 'is_deleted', 'deleted_at'] -%}
+    {%- set generated = cdc_column_names('generated') -%}
     {%- set filled = [] -%}
     {%- set added = [] -%}
     {%- set existing = {} -%}

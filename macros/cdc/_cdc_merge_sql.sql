@@ -10,7 +10,7 @@
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
     {%- set source_names = data_columns | map(attribute='name') | list -%}
-    {%- set generated = ['_cdc_loaded_at', '_cdc_run_id', 'is_deleted', 'deleted_at'] -%}
+    {%- set generated = cdc_column_names('generated') -%}
     {#- columns the table has but the model no longer selects: null from now on,
         or from _cdc_extra when the files still carry them (`undeclared`) -#}
     {%- set dropped = [] -%}

@@ -42,8 +42,7 @@
         {%- do log('cdc ' ~ model.name ~ ': no new files', info=true) -%}
         {{ return('select 0 as no_new_files') }}
     {%- endif -%}
-    {%- set transient = ['_cdc_reject_reason', '_cdc_raw', '_cdc_file_rows', '_cdc_file_held', '_cdc_unavailable',
-                         '_cdc_extra'] -%}
+    {%- set transient = cdc_column_names('transient') -%}
     {%- set data_columns = [] -%}
     {%- for column in source_columns if column.name not in transient -%}
         {%- do data_columns.append(column) -%}

@@ -24,8 +24,7 @@
         {{ return('select 1 as _cdc_placeholder') }}
     {%- endif -%}
     {%- set columns = bronze_file_columns(node) -%}
-    {%- set produced = ['_cdc_phase', '_cdc_op', '_cdc_commit_ts', '_cdc_change_seq', '_cdc_file',
-                        '_cdc_file_modified_at', '_cdc_row'] + (columns | map(attribute='name') | list) -%}
+    {%- set produced = cdc_column_names('provenance') + (columns | map(attribute='name') | list) -%}
     {%- set cfg = cdc_config(check_columns=none) if config.get('incremental_strategy') == 'cdc_merge' else none -%}
     {%- if cfg is not none -%}
         {#- the model may rename or derive columns: only sequence columns must come from here -#}
@@ -61,13 +60,9 @@
         {%- endfor -%}
     {%- endif %}
     select
-        _cdc_phase,
-        _cdc_op,
-        _cdc_commit_ts,
-        _cdc_change_seq,
-        _cdc_file,
-        _cdc_file_modified_at,
-        _cdc_row,
+        {%- for name in cdc_column_names('provenance') %}
+        {{ name }},
+        {%- endfor %}
         {%- for name in typed %}
         `{{ name }}`,
         {%- endfor %}
