@@ -26,9 +26,12 @@
                             (e.g. it does not end with a newline: cut mid-row)
 
     `files`: the file paths (as `_metadata.file_path` gives them) to read;
-    none reads every data file (file_pattern). The filter is on the file scan.
+    none reads every data file (file_pattern). `lines_table`: a table over
+    exactly those files' lines (_cdc_new_files makes one per CDC run): the
+    `_metadata.file_path` filter alone does not prune the files Spark reads,
+    so without it every landed file would be read and filtered.
 #}
-{% macro bronze_select(source_node, files=none) %}
+{% macro bronze_select(source_node, files=none, lines_table=none) %}
     {%- set cfg = bronze_external_config(source_node) -%}
     {%- set base = source_node.schema ~ '.' ~ (source_node.identifier or source_node.name) -%}
     {%- if files is none -%}
@@ -41,7 +44,7 @@
         {%- set predicate = '_metadata.file_path in (' ~ literals | join(', ') ~ ')' -%}
     {%- endif -%}
     {%- if cfg['format'] == 'csv' -%}
-        {{ return(_bronze_csv_rows(source_node, cfg, base ~ '__lines', predicate)) }}
+        {{ return(_bronze_csv_rows(source_node, cfg, lines_table or base ~ '__lines', predicate)) }}
     {%- elif cfg['format'] == 'parquet' -%}
         {%- if files is none -%}
             {%- set files = run_query('select _metadata.file_path from ' ~ base ~ '__files where '
@@ -49,7 +52,7 @@
         {%- endif -%}
         {{ return(_bronze_parquet_rows(source_node, cfg, base ~ '__files', files)) }}
     {%- else -%}
-        {{ return(_bronze_debezium_rows(source_node, cfg, base ~ '__lines', predicate)) }}
+        {{ return(_bronze_debezium_rows(source_node, cfg, lines_table or base ~ '__lines', predicate)) }}
     {%- endif -%}
 {% endmacro %}
 

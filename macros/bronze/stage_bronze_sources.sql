@@ -15,6 +15,8 @@
                               files are read one by one, on their own schema
       <schema>.<name>         a view: the rows of the data files, normalised
                               by bronze_select()
+    (A CDC run adds `<name>__new_lines__<model>`, the lines of just the files
+    new to that model: _cdc_new_files.)
     The tables are external (dropping them never touches the files) and are
     re-created each time, so a column added to the YAML or a file landed
     since the last run is seen without restarting Spark. Spark never lists

@@ -51,8 +51,58 @@
     {%- endset -%}
     {%- do run_query(query) -%}
     {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
+    {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
     {{ return(paths) }}
+{% endmacro %}
+
+{#
+    The lines of just the new files, as an external text table
+    `<source>__new_lines__<model>` in the bronze schema (re-created each run;
+    dropping it never touches the files): its path is a glob naming each new
+    file, so a run reads the files landed since the last one, not every file
+    ever landed (a `_metadata.file_path` filter on the whole folder's table
+    does not prune the scan). CSV and Debezium only: Parquet files are read
+    one by one anyway.
+#}
+{% macro _cdc_new_lines_table(node) -%}
+    {{ return(node.schema ~ '.' ~ (node.identifier or node.name) ~ '__new_lines__' ~ this.identifier) }}
+{%- endmacro %}
+
+{#- Whether the new files are read through that table: text formats, and
+    paths a glob can name (an escaped character, e.g. %20, cannot) -#}
+{% macro _cdc_new_lines_usable(node, paths) -%}
+    {%- set escaped = [] -%}
+    {%- for path in paths if '%' in path -%}{%- do escaped.append(path) -%}{%- endfor -%}
+    {{ return(bronze_external_config(node)['format'] in ('csv', 'debezium') and paths | length > 0
+              and escaped | length == 0) }}
+{%- endmacro %}
+
+{% macro _cdc_stage_new_lines(node, cfg, paths) %}
+    {%- set table = _cdc_new_lines_table(node) -%}
+    {%- do run_query('drop table if exists ' ~ table) -%}
+    {%- if not _cdc_new_lines_usable(node, paths) -%}{{ return(none) }}{%- endif -%}
+    {#- the folder every new file is under, then each file relative to it -#}
+    {%- set parts = paths[0].split('/')[:-1] -%}
+    {%- set common = {'n': parts | length} -%}
+    {%- for path in paths -%}
+        {%- set other = path.split('/') -%}
+        {%- for i in range(common['n']) if i >= other | length - 1 or other[i] != parts[i] -%}
+            {%- if common.update({'n': [common['n'], i] | min}) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set folder = parts[:common['n']] | join('/') -%}
+    {%- set names = [] -%}
+    {%- for path in paths -%}
+        {#- glob metacharacters in a name are taken literally -#}
+        {%- set name = path[folder | length + 1:] -%}
+        {%- for char in ['\\', '{', '}', '[', ']', '*', '?', ','] -%}
+            {%- set name = name.replace(char, '\\' ~ char) -%}
+        {%- endfor -%}
+        {%- do names.append(name) -%}
+    {%- endfor -%}
+    {%- do _bronze_external_table(table, ['value'], 'text',
+                                  {'path': folder ~ '/{' ~ names | join(',') ~ '}', 'lineSep': '\n'}) -%}
 {% endmacro %}
 
 {#
@@ -72,7 +122,8 @@
         select file_path, count(*) as events_skipped
         from (
             select _metadata.file_path as file_path, from_json(trim(value), 'map<string, string>') as fields
-            from {{ node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
+            from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
+                    else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
             where _metadata.file_path in ({{ literals | join(', ') }})
         ) as lines
         where coalesce(map_contains_key(fields, 'ddl') or map_contains_key(fields, 'tableChanges'), false)

@@ -142,7 +142,7 @@
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (columns | map(attribute='name') | list) %}
             `{{ column }}` as _raw_{{ column }}{{ ',' if not loop.last }}
             {%- endfor %}
-        from ({{ bronze_select(node, files) }}) as bronze
+        from ({{ bronze_select(node, files, _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, files) else none) }}) as bronze
     ) as typed
 {% endmacro %}
 

@@ -48,6 +48,10 @@ def _bench_one(spark: Any, scale: int, changes: int, schema: str, root: Path) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv and "--peers" in argv:  # the project against its peers on one batch
+        from lakehouse_cdc.bench_peers import main as peers_main
+
+        return peers_main([a for a in argv if a != "--peers"])
     if argv and "--maintenance" in argv:  # read time before/after table maintenance
         from lakehouse_cdc.bench_maintain import main as maintenance_main
 
@@ -59,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=5_000, help="scale of the small database")
     parser.add_argument("--large", type=int, default=100_000, help="scale of the large database")
     parser.add_argument("--changes", type=int, default=500, help="changes in the measured batch")
+    parser.add_argument("--peers", action="store_true",
+                        help="instead: this project against dbt-spark's merge, a hand-written "
+                        "job and a plain append on one batch (`lakehouse bench --peers --help`)")
     parser.add_argument("--maintenance", action="store_true",
                         help="instead: read times before/after `lakehouse maintain` "
                         "(`lakehouse bench --maintenance --help`)")

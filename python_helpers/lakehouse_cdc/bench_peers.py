@@ -1,0 +1,426 @@
+"""`lakehouse bench --peers`: this project's CDC apply against its peers, on the
+same batch, in one Spark process.
+
+Per table size (rows of the silver `orders` table, `--sizes`):
+
+1. a DMS full-load file of that many rows is written and applied by the
+   project (`slv_retail__orders`); a typed insert of the same file into an
+   Iceberg table is the full-load reference;
+2. one DMS CDC file of `--changes` distinct changes (updates, inserts,
+   deletes) plus `--repeat-rate` of them changed a second time is landed;
+3. three copies of the silver table are made (untimed), then the same batch
+   goes, one contender at a time, to:
+   - **project**: `dbt run` of `slv_retail__orders` (its `cdc_merge`: file
+     listing, validation, dedup, late-change guard, quarantine, tombstones,
+     file log, audit);
+   - **built-in merge**: dbt-spark's own `merge` strategy (a dbt model with
+     `incremental_strategy='merge'`) on the batch deduplicated beforehand
+     (untimed), so with no deletes and no ordering of its own;
+   - **Glue-MERGE-style job**: a hand-written PySpark job as in the AWS
+     example: read the file, keep the last change per key (window),
+     `MERGE` with `when matched and Op = 'D' then delete`;
+   - **append floor**: a plain append of the batch's rows;
+4. the project's and the hand-written job's tables are compared (same rows:
+   both apply the same changes), and `--freshness` small files are landed
+   one at a time, each applied by a `dbt run` of the model: the time from
+   landing to the change visible in silver.
+
+Then, unless `--no-sample`, the sample project (`lakehouse run`'s data) is
+built once and `dbt build` timed again with nothing landed. Figures are
+printed as a Markdown report (ratios included) and plotted (time against
+table size per contender, PNG). Nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lakehouse_cdc import PROJECT_ROOT
+
+MODEL = "slv_retail__orders"
+STATUSES = ["PLACED", "SHIPPED", "DELIVERED", "CANCELLED"]
+HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "order_id", "customer_id", "order_ts",
+          "status", "row_audit_ts"]
+TS = "%Y-%m-%d %H:%M:%S.%f"
+BASE = dt.datetime(2025, 1, 1)
+
+#: dbt-spark's built-in merge, as an analyst would configure it
+BUILTIN_MODEL = """{{ config(materialized='incremental', incremental_strategy='merge',
+                      unique_key='order_id', file_format='iceberg', schema='peers') }}
+select * from {{ var('batch_table') }}
+"""
+#: with the project's relation listing (macros/adapters), so that dbt-spark
+#: sees the existing Iceberg table and merges into it
+BUILTIN_PROJECT = """name: bench_peers
+version: "0.1.0"
+config-version: 2
+profile: lakehouse_cdc
+model-paths: ["models"]
+macro-paths: ["{macros}"]
+flags:
+  send_anonymous_usage_stats: false
+"""
+
+
+@dataclass
+class SizeResult:
+    rows: int
+    full_load: float = 0.0
+    typed_insert: float = 0.0
+    project: float = 0.0
+    project_wall: float = 0.0
+    builtin: float = 0.0
+    glue: float = 0.0
+    floor: float = 0.0
+    batch_rows: int = 0
+    same_as_glue: bool = False
+    builtin_merged: bool = False
+    freshness: list[float] = field(default_factory=list)
+
+
+def _ts(seconds: float) -> str:
+    return (BASE + dt.timedelta(seconds=seconds)).strftime(TS)
+
+
+def _seq(n: int) -> str:
+    return f"{20250102000000000000000000000000000 + n:035d}"
+
+
+def write_load_file(spark: Any, rows: int, folder: Path) -> Path:
+    """A DMS full-load CSV (header, Op included) of `rows` orders, written by Spark."""
+    tmp = folder.parent / f".{folder.name}.load"
+    (spark.range(1, rows + 1).selectExpr(
+        "'I' as Op", "'2025-01-01 00:00:00.000000' as dms_commit_ts",
+        "cast(null as string) as AR_H_CHANGE_SEQ", "id as order_id",
+        "id % 100000 + 1 as customer_id",
+        "date_format(timestamp'2024-06-01 00:00:00' + make_dt_interval(0, 0, 0, id % 9000000), "
+        "'yyyy-MM-dd HH:mm:ss.SSSSSS') as order_ts",
+        f"element_at(array({', '.join(repr(s) for s in STATUSES)}), cast(id % 4 + 1 as int)) "
+        "as status",
+        "'2024-12-31 00:00:00.000000' as row_audit_ts")
+     .coalesce(1).write.mode("overwrite").option("header", True).option("lineSep", "\n")
+     .csv(str(tmp)))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "LOAD00000001.csv"
+    shutil.move(str(next(tmp.glob("part-*.csv"))), path)
+    shutil.rmtree(tmp)
+    return path
+
+
+def write_change_file(path: Path, rows: int, changes: int, repeat_rate: float, start: int,
+                      seed: int) -> int:
+    """A DMS CDC CSV: `changes` distinct keys changed (80% updates, 10% deletes
+    of existing orders, 10% new orders), `repeat_rate` of them a second time
+    later. Returns the rows written."""
+    rng = random.Random(seed)
+    existing = rng.sample(range(1, rows + 1), min(rows, int(changes * 0.9)))
+    new = list(range(rows + start + 1, rows + start + 1 + changes - len(existing)))
+    plan = [("U" if i % 9 else "D", key) for i, key in enumerate(existing)]
+    plan += [("I", key) for key in new]
+    rng.shuffle(plan)
+    repeats = [(("U" if op != "D" else "I"), key) for op, key in
+               rng.sample(plan, int(len(plan) * repeat_rate))]
+    lines = [",".join(HEADER)]
+    for n, (op, key) in enumerate(plan + repeats):
+        at = _ts(86400 + start * 3600 + n * 0.001)
+        lines.append(",".join([op, at, _seq(start * 10_000_000 + n), str(key),
+                               str(key % 100000 + 1), at, STATUSES[(key + n) % 4], at]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return len(lines) - 1
+
+
+def _typed_batch(spark: Any, path: Path) -> Any:
+    return spark.read.option("header", True).schema(
+        "Op string, dms_commit_ts timestamp, AR_H_CHANGE_SEQ decimal(38,0), order_id bigint, "
+        "customer_id bigint, order_ts timestamp, status string, row_audit_ts timestamp"
+    ).csv(str(path))
+
+
+def glue_style_job(spark: Any, path: Path, table: str) -> None:
+    """The hand-written job: last change per key, then one MERGE with deletes."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    last = Window.partitionBy("order_id").orderBy(F.col("dms_commit_ts").desc(),
+                                                  F.col("AR_H_CHANGE_SEQ").desc())
+    (_typed_batch(spark, path).withColumn("_n", F.row_number().over(last))
+     .where("_n = 1").drop("_n").createOrReplaceTempView("glue_batch"))
+    spark.sql(f"""
+        merge into {table} t using glue_batch s on t.order_id = s.order_id
+        when matched and s.Op = 'D' then delete
+        when matched then update set t.customer_id = s.customer_id, t.order_ts = s.order_ts,
+            t.order_date = cast(s.order_ts as date), t.status = upper(trim(s.status)),
+            t.row_audit_ts = s.row_audit_ts, t._cdc_op = s.Op,
+            t._cdc_commit_ts = s.dms_commit_ts, t._cdc_change_seq = s.AR_H_CHANGE_SEQ
+        when not matched and s.Op <> 'D' then insert (order_id, customer_id, order_ts,
+            order_date, status, row_audit_ts, _cdc_op, _cdc_commit_ts, _cdc_change_seq)
+            values (s.order_id, s.customer_id, s.order_ts, cast(s.order_ts as date),
+            upper(trim(s.status)), s.row_audit_ts, s.Op, s.dms_commit_ts, s.AR_H_CHANGE_SEQ)
+    """)
+
+
+def _copy(spark: Any, source: str, target: str) -> None:
+    spark.sql(f"drop table if exists {target}")
+    spark.sql(f"create table {target} using iceberg tblproperties ('format-version' = '2', "
+              "'write.merge.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+              f"'write.delete.mode' = 'merge-on-read') as select * from {source}")
+
+
+def _model_seconds(result: Any, name: str) -> float:
+    return next(r.execution_time for r in result.result.results if r.node.name == name)
+
+
+def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> SizeResult:
+    from lakehouse_cdc.dbt_runner import run_dbt
+
+    out = SizeResult(rows)
+    schema = f"peers_{rows}"
+    landing = root / f"landing_{rows}"
+    folder = landing / "retail" / "orders"
+    dbt_args = {"schema": schema, "vars": {"landing_root": str(landing)},
+                "target_path": root / "target"}
+    silver = f"{schema}_silver.{MODEL}"
+    say = lambda text: print(f"[bench --peers] {rows:,} rows: {text}", flush=True)  # noqa: E731
+
+    say("writing the full-load file")
+    load = write_load_file(spark, rows, folder)
+    started = time.time()
+    run_dbt(["run", "--select", MODEL], **dbt_args)
+    out.full_load = time.time() - started
+    spark.sql(f"create database if not exists {schema}_peers")
+    started = time.time()
+    _typed_batch(spark, load).writeTo(f"{schema}_peers.typed_load").using("iceberg") \
+        .createOrReplace()
+    out.typed_insert = time.time() - started
+    say(f"full load {out.full_load:.1f}s (typed insert of the same file "
+        f"{out.typed_insert:.1f}s)")
+
+    batch = folder / "20250102-000000001.csv"
+    out.batch_rows = write_change_file(batch, rows, args.changes, args.repeat_rate, 1, args.seed)
+    for peer in ("builtin", "glue"):
+        _copy(spark, silver, f"{schema}_peers.{peer}")
+    # the built-in merge is given the batch already deduplicated, shaped as the table
+    columns = ", ".join(f.name for f in spark.table(silver).schema)
+    glue_style_job(spark, batch, f"{schema}_peers.glue")  # warm-up of the job's code paths
+    _copy(spark, silver, f"{schema}_peers.glue")
+    _typed_batch(spark, batch).createOrReplaceTempView("peer_batch")
+    spark.sql(f"drop table if exists {schema}_peers.batch_dedup")
+    spark.sql(f"""
+        create table {schema}_peers.batch_dedup using iceberg as
+        select {columns} from (
+            select order_id, customer_id, order_ts, cast(order_ts as date) as order_date,
+                upper(trim(status)) as status, row_audit_ts, Op as _cdc_op, 1 as _cdc_phase,
+                dms_commit_ts as _cdc_commit_ts, AR_H_CHANGE_SEQ as _cdc_change_seq,
+                '{batch}' as _cdc_file, timestamp'2025-01-02 00:00:00' as _cdc_file_modified_at,
+                0L as _cdc_row, current_timestamp() as _cdc_loaded_at, 'bench' as _cdc_run_id,
+                row_number() over (partition by order_id
+                                   order by dms_commit_ts desc, AR_H_CHANGE_SEQ desc) as _n
+            from peer_batch) as ranked
+        where _n = 1""")
+    floor = f"{schema}_peers.floor"
+    spark.sql(f"drop table if exists {floor}")
+    _typed_batch(spark, batch).limit(0).writeTo(floor).using("iceberg").create()
+
+    say(f"applying {out.batch_rows:,} change rows: project")
+    started = time.time()
+    result = run_dbt(["run", "--select", MODEL], **dbt_args)
+    out.project_wall = time.time() - started
+    out.project = _model_seconds(result, MODEL)
+
+    say("built-in merge (dbt-spark incremental_strategy='merge')")
+    builtin = _builtin_project(root)
+    snapshots = f"select count(*) from {schema}_peers.builtin.snapshots"
+    before = spark.sql(snapshots).collect()[0][0]
+    result = run_dbt(["run", "--select", "builtin"], project_dir=builtin, schema=schema,
+                     vars={"batch_table": f"{schema}_peers.batch_dedup"},
+                     target_path=root / "target_builtin")
+    out.builtin = _model_seconds(result, "builtin")
+    # one more snapshot on the same table: dbt-spark merged (a rebuild starts a new history)
+    out.builtin_merged = spark.sql(snapshots).collect()[0][0] == before + 1
+
+    say("Glue-MERGE-style job")
+    started = time.time()
+    glue_style_job(spark, batch, f"{schema}_peers.glue")
+    out.glue = time.time() - started
+
+    say("append floor")
+    started = time.time()
+    _typed_batch(spark, batch).writeTo(floor).append()
+    out.floor = time.time() - started
+
+    compared = "order_id, customer_id, order_ts, status, _cdc_commit_ts, _cdc_change_seq"
+    out.same_as_glue = spark.sql(f"""
+        select count(*) from (
+            (select {compared} from {silver} except all
+             select {compared} from {schema}_peers.glue)
+            union all
+            (select {compared} from {schema}_peers.glue except all
+             select {compared} from {silver}))""").collect()[0][0] == 0
+
+    for k in range(args.freshness):
+        small = folder / f"20250103-{k:09d}.csv"
+        write_change_file(small, rows, 10, 0.0, 2 + k, args.seed + k)
+        key = int(small.read_text().splitlines()[1].split(",")[3])
+        landed = time.time()
+        run_dbt(["run", "--select", MODEL], **dbt_args)
+        seen = spark.sql(f"select max(_cdc_change_seq) from {silver} where order_id = {key}"
+                         ).collect()[0][0]
+        out.freshness.append(time.time() - landed)
+        assert seen is None or seen >= int(_seq((2 + k) * 10_000_000)), "change not visible"
+    say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
+        f"floor {out.floor:.1f}s; same rows as the Glue-style job: {out.same_as_glue}")
+    return out
+
+
+def _builtin_project(root: Path) -> Path:
+    project = root / "builtin_project"
+    if not project.exists():
+        (project / "models").mkdir(parents=True)
+        (project / "dbt_project.yml").write_text(
+            BUILTIN_PROJECT.format(macros=PROJECT_ROOT / "macros" / "adapters"))
+        (project / "models" / "builtin.sql").write_text(BUILTIN_MODEL)
+    return project
+
+
+def sample_noop(root: Path) -> tuple[float, float]:
+    """(first build, build with nothing landed) of the sample, in seconds."""
+    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.simulator import SimulationConfig, land_batch, simulate
+    from lakehouse_cdc.simulator.truth import read_manifest
+
+    sim, landing = root / "sample_sim", root / "sample_landing"
+    simulate(SimulationConfig(out=sim), overwrite=True)
+    for entry in read_manifest(sim)["batches"]:  # everything the simulator wrote
+        land_batch(sim, landing, entry["batch"])
+    dbt_args = {"schema": "peers_sample", "vars": {"landing_root": str(landing)},
+                "target_path": root / "target_sample"}
+    started = time.time()
+    run_dbt(["seed"], **dbt_args)
+    run_dbt(["build"], **dbt_args)
+    first = time.time() - started
+    started = time.time()
+    run_dbt(["build"], **dbt_args)
+    return first, time.time() - started
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def report(results: list[SizeResult], noop: tuple[float, float] | None,
+           args: argparse.Namespace) -> str:
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, "
+               f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+               f"load average at the end {os.getloadavg()[0]:.1f}")
+    lines = [f"`lakehouse bench --peers --sizes {','.join(str(r.rows) for r in results)} "
+             f"--changes {args.changes} --repeat-rate {args.repeat_rate}` on "
+             f"{dt.date.today().isoformat()}, {machine}; one Spark process (local[2]), "
+             "Iceberg merge-on-read. Seconds for one batch:", "",
+             "| table rows | batch rows | project | built-in merge | Glue-MERGE-style job "
+             "| append floor | project / built-in | project / Glue-style | project / floor "
+             "| same rows as Glue-style |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|"]
+    for r in results:
+        lines.append(f"| {r.rows:,} | {r.batch_rows:,} | {r.project:.1f} | {r.builtin:.1f} | "
+                     f"{r.glue:.1f} | {r.floor:.1f} | {r.project / r.builtin:.2f} | "
+                     f"{r.project / r.glue:.2f} | {r.project / r.floor:.1f} | "
+                     f"{'yes' if r.same_as_glue else 'NO'} |")
+        if not r.builtin_merged:
+            lines.append(f"| (the built-in merge at {r.rows:,} rows did not MERGE into the "
+                         "existing table: its figure is not comparable) |")
+    lines += ["", "| table rows | project full load | typed insert of the file | ratio "
+              "| dbt run wall (project) | landing to silver p50 | p95 (runs) |",
+              "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r.rows:,} | {r.full_load:.1f} | {r.typed_insert:.1f} | "
+                     f"{r.full_load / r.typed_insert:.1f} | {r.project_wall:.1f} | "
+                     f"{statistics.median(r.freshness) if r.freshness else 0:.1f} | "
+                     f"{_p(r.freshness, 0.95):.1f} ({len(r.freshness)}) |")
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        lines += ["", f"Project t({last.rows:,}) / t({first.rows:,}): "
+                  f"{last.project / first.project:.2f}"]
+    if noop is not None:
+        lines += ["", f"Sample project (`lakehouse run` data): first `dbt build` "
+                  f"{noop[0]:.1f}s; again with nothing landed {noop[1]:.1f}s."]
+    return "\n".join(lines)
+
+
+def plot(results: list[SizeResult], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r.rows for r in results]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, attr in [("project (cdc_merge)", "project"), ("dbt-spark built-in merge", "builtin"),
+                        ("Glue-MERGE-style job", "glue"), ("append floor", "floor")]:
+        ax.plot(sizes, [getattr(r, attr) for r in results], marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("silver table rows")
+    ax.set_ylabel("seconds for one batch")
+    ax.set_title(f"One CDC batch of {results[0].batch_rows:,} rows, by table size")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lakehouse bench --peers",
+        description="Apply one CDC batch with this project and with its peers (dbt-spark's "
+        "built-in merge, a hand-written Glue-MERGE-style PySpark job, a plain append) on "
+        "tables of the given sizes, in one Spark process; print the figures and ratios as "
+        "Markdown and plot them. Uses its own warehouse in a temporary folder.")
+    parser.add_argument("--sizes", default="1000000,10000000",
+                        help="silver table rows, comma-separated (default 1000000,10000000)")
+    parser.add_argument("--changes", type=int, default=20_000,
+                        help="distinct changes in the batch (default 20000)")
+    parser.add_argument("--repeat-rate", type=float, default=0.05,
+                        help="share of the changes made a second time in the batch (0.05)")
+    parser.add_argument("--freshness", type=int, default=5,
+                        help="small files landed one by one to time landing to silver (5)")
+    parser.add_argument("--no-sample", action="store_true",
+                        help="skip the sample project's build with nothing landed")
+    parser.add_argument("--plot", type=Path, default=PROJECT_ROOT / "docs/img/bench-peers.png",
+                        help="where to write the PNG (default docs/img/bench-peers.png)")
+    parser.add_argument("--report", type=Path, help="also write the Markdown report here")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+
+    with tempfile.TemporaryDirectory(prefix="lakehouse-bench-peers-") as tmp:
+        root = Path(tmp)
+        os.environ["LAKEHOUSE_HOME"] = str(root / "home")
+        from lakehouse_cdc.spark import get_spark
+
+        spark = get_spark()
+        results = [bench_size(spark, rows, args, root) for rows in sizes]
+        noop = None if args.no_sample else sample_noop(root)
+    text = report(results, noop, args)
+    print("\n" + text)
+    plot(results, args.plot)
+    print(f"\nplot: {args.plot}")
+    if args.report:
+        args.report.write_text(text + "\n")
+    return 0 if all(r.same_as_glue and r.builtin_merged for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
