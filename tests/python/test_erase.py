@@ -230,7 +230,13 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
         {"model_name": raw0[0]["model_name"], "record": decoy_line.getvalue()}]))
     _child(home, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
     after = json.loads(after_json.read_text())
-    assert after["found"] == [[f"table {quarantine}"], []], after["found"]
+    # the put-back line is found in the table and, on disk, in the quarantine's data file
+    put_found, decoy_found = after["found"]
+    in_files = [f for f in put_found if f.startswith("file ")]
+    assert sorted(put_found) == sorted([*in_files, f"table {quarantine}"]), put_found
+    assert len(in_files) == 1 and "/cdc_quarantine/" in in_files[0], put_found
+    assert in_files[0].endswith("(a quarantined record)"), put_found
+    assert decoy_found == [], decoy_found
     # the killed erasure held the build lock (on here, as on a shared catalog) and a
     # build was refused; the re-run took the lock back and released it at its end
     [held] = after["lock_after_kill"]
