@@ -4,11 +4,12 @@ Static Spark settings (jars, catalog, warehouse) are fixed when the JVM
 starts, so isolation is by schema: every test that builds tables passes a
 fresh schema prefix to dbt.
 
-scripts/test.sh runs two workers (pytest-xdist, one per core, each its own
-JVM and its own LAKEHOUSE_HOME, so each its own Derby metastore). Tests that
-share an expensive fixture run on one worker: those of the built warehouse
-(`warehouse_run`) as one group, and each module with a module-scoped fixture
-as another; the longest work is handed out first (`LONGEST_FIRST`).
+scripts/test.sh runs one process; LAKEHOUSE_TEST_WORKERS=N runs N
+pytest-xdist workers (each its own JVM and its own LAKEHOUSE_HOME, so each its
+own Derby metastore). Then tests that share an expensive fixture run on one
+worker: those of the built warehouse (`warehouse_run`) as one group, and each
+module with a module-scoped fixture as another. Either way the longest work
+comes first (`LONGEST_FIRST`).
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 return LONGEST_FIRST.index(label)
         return len(LONGEST_FIRST)
 
-    for item in items:
-        group = _work_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            group = _work_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=rank)  # stable: file order within a rank
 
 
