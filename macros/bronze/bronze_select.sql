@@ -161,24 +161,25 @@
         ) as trimmed
     ),
 
+    {#- the file's facts (header, field count, byte check) by windows over
+        the file, not an aggregate joined back: the lines are parsed once -#}
     files as (
         select
-            file,
+            *,
             {%- if cfg['header'] %}
-            transform(min_by(fields, record_no), n -> lower(trim(n))) as names,
-            min_by(well_formed, record_no) as header_well_formed,
+            transform(min_by(fields, record_no) over (partition by file), n -> lower(trim(n))) as names,
+            min_by(well_formed, record_no) over (partition by file) as header_well_formed,
             {%- else %}
-            mode(case when record_no >= 0 and record <> '' then size(fields) end) as field_count,
+            mode(case when record_no >= 0 and record <> '' then size(fields) end) over (partition by file)
+                as field_count,
             {%- endif %}
-            max(phase) as phase,
             {#- a compressed file's size is not its text's: no byte check there -#}
             {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
             max(case when file_name rlike '\\.gz$' then 'gz'
                      when file_bytes in (file_size + 1, file_size - 2) then 'no_final_newline'
                      when file_bytes in (file_size, file_size - 3) then 'ok'
-                     else 'unaccounted' end) as byte_check
+                     else 'unaccounted' end) over (partition by file) as byte_check
         from parsed
-        group by file
     ),
 
     shaped as (
@@ -206,6 +207,9 @@
                 {%- endif %}
             end as file_reason
             {%- else %}
+            slice(case when f.phase = 0 then array({{ _bronze_sql_list(layouts[0]) }})
+                       else array({{ _bronze_sql_list(layouts[1]) }}) end,
+                  1, f.field_count) as names,
             case
                 {%- for phase in [0, 1] %}
                 {%- set most = layouts[phase] | length %}
@@ -221,20 +225,10 @@
 
     data_rows as (
         select
-            p.*,
-            s.file_reason,
-            s.byte_check,
-            {%- if cfg['header'] %}
-            s.names,
-            {%- else %}
-            slice(case when p.phase = 0 then array({{ _bronze_sql_list(layouts[0]) }})
-                       else array({{ _bronze_sql_list(layouts[1]) }}) end,
-                  1, s.field_count) as names,
-            {%- endif %}
-            count(*) over (partition by p.file) as file_rows
-        from parsed as p
-        inner join shaped as s on p.file = s.file
-        where p.record_no >= {{ 1 if cfg['header'] else 0 }} and p.record <> ''
+            *,
+            count(*) over (partition by file) as file_rows
+        from shaped
+        where record_no >= {{ 1 if cfg['header'] else 0 }} and record <> ''
     ),
 
     mapped as (

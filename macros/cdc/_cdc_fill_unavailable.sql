@@ -5,31 +5,33 @@
     change takes, for each such column, the value of the latest earlier
     change of its key that did carry one, and the column leaves the list;
     what is still listed keeps the stored value in the MERGE
-    (_cdc_merge_sql). SQL over the batch's rows (held files excluded), same
-    columns.
+    (_cdc_merge_sql). SQL over all the batch's rows, same columns plus
+    `_cdc_filled`: rows of held files and rows with a reject reason neither
+    give nor take a value (one pass over the batch, no union).
 #}
 {% macro _cdc_fill_unavailable(batch, columns, fillable, keys, seq) %}
     {%- set window -%}
-        partition by {% for key in keys %}`{{ key }}`{{ ', ' if not loop.last }}{% endfor %}
+        partition by _cdc_filled, {% for key in keys %}`{{ key }}`{{ ', ' if not loop.last }}{% endfor %}
         order by {% for column in seq %}`{{ column }}`, {% endfor %}_cdc_file desc, _cdc_row desc
         rows between unbounded preceding and 1 preceding
     {%- endset %}
     select
         {%- for name in columns %}
         {%- if name in fillable %}
-        case when array_contains(_cdc_unavailable, {{ sql_string(name) }}) and _fill_{{ loop.index }} is not null
+        case when _cdc_filled and array_contains(_cdc_unavailable, {{ sql_string(name) }})
+                  and _fill_{{ loop.index }} is not null
             then _fill_{{ loop.index }}.v else `{{ name }}` end as `{{ name }}`,
         {%- elif name == '_cdc_unavailable' %}
-        filter(_cdc_unavailable, c -> case
+        case when _cdc_filled then filter(_cdc_unavailable, c -> case
             {%- for other in columns if other in fillable %}
             when c = {{ sql_string(other) }} then _fill_{{ columns.index(other) + 1 }} is null
             {%- endfor %}
-            else true end) as _cdc_unavailable,
+            else true end) else _cdc_unavailable end as _cdc_unavailable,
         {%- else %}
         `{{ name }}`,
         {%- endif %}
         {%- endfor %}
-        true as _cdc_filled
+        _cdc_filled
     from (
         select
             *,
@@ -38,7 +40,6 @@
                             then named_struct('v', `{{ name }}`) end, true) over ({{ window }})
                 as _fill_{{ columns.index(name) + 1 }}{{ ',' if not loop.last }}
             {%- endfor %}
-        from {{ batch }}
-        where not _cdc_held and _cdc_reason is null
+        from (select *, not _cdc_held and _cdc_reason is null as _cdc_filled from {{ batch }}) as flagged
     ) as filled
 {% endmacro %}

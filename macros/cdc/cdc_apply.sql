@@ -102,6 +102,15 @@
         log, cdc_truncate_when false) kept as an event with a null key -#}
     {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
     {%- set keyless = '(' ~ is_truncate ~ ' or `' ~ cfg['operation_column'] ~ "` <=> 'T')" -%}
+    {#- can a row of this batch be an applicable truncate? Not when truncates
+        are events (a change log), nor when the default predicate meets an
+        operation list without T (DMS: a T is quarantined as unknown_op);
+        then the batch's newest truncate is not computed (a second pass
+        over the batch) -#}
+    {%- set truncate_when = cfg['truncate_when'] | string | trim -%}
+    {%- set can_truncate = truncate_when | lower != 'false'
+            and not (truncate_when == "_cdc_op = 'T'" and cfg['operation_column'] == '_cdc_op'
+                     and 'T' not in cfg['operations']) -%}
     {%- set checks -%}
         case
             {%- for key in keys %}
@@ -151,8 +160,7 @@
             {%- do fillable.append(column.name) -%}
         {%- endfor -%}
         {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate', '_cdc_row_hash'] -%}
-        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq)
-                       ~ ' union all select *, false as _cdc_filled from src where _cdc_held or _cdc_reason is not null' -%}
+        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq) -%}
     {%- endif -%}
     {%- set batch_sql -%}
         with src as (
@@ -190,7 +198,8 @@
                 when s._cdc_is_truncate then
                     case when h.truncated is null or {{ _cdc_seq_struct('s', seq) }} >= h.truncated
                         then 'applied' else 'superseded' end
-                when {{ _cdc_seq_struct('s', seq) }} < greatest(h.truncated, b.truncated) then 'superseded'
+                when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(h.truncated, b.truncated)' if can_truncate else 'h.truncated' }}
+                    then 'superseded'
                 when s._cdc_rank > 1 then 'superseded'
                 {%- if has_tombstones %}
                 when t._cdc_present is null and d.`{{ keys[0] }}` is null
@@ -223,11 +232,13 @@
                 max(case when p.`{{ keys[0] }}` is null then {{ _cdc_seq_struct('p', seq) }} end) as truncated
             from {{ horizon }} as p
         ) as h
+        {%- if can_truncate %}
         cross join (
             select max({{ _cdc_seq_struct('r', seq) }}) as truncated
             from ranked as r
             where r._cdc_is_truncate and r._cdc_reason is null and not r._cdc_held
         ) as b
+        {%- endif %}
     {%- endset -%}
     {%- do _cdc_scratch_write(schema, batch, batch_sql) -%}
 
