@@ -17,20 +17,29 @@
                               by bronze_select()
     (A CDC run adds `<name>__new_lines__<model>`, the lines of just the files
     new to that model: _cdc_new_files.)
-    The tables are external (dropping them never touches the files) and are
-    re-created each time, so a column added to the YAML or a file landed
-    since the last run is seen without restarting Spark. Spark never lists
-    hidden files (names starting with `_` or `.`, e.g. `_SUCCESS`, `.crc`).
+    The tables are external (dropping them never touches the files). Each
+    carries the MD5 of the DDL that made it (table property `lakehouse.ddl`):
+    a table whose DDL is unchanged is only refreshed (its file listing read
+    again), one whose DDL changed (a column added to the YAML, a new
+    location) is dropped and created again. So a file landed since the last
+    run is seen without restarting Spark, and an unchanged source costs one
+    statement per table. Spark never lists hidden files (names starting with
+    `_` or `.`, e.g. `_SUCCESS`, `.crc`).
 #}
 {% macro stage_bronze_sources(select=none) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set needed = _bronze_sources_selected() if select is none else none -%}
     {%- set staged = [] -%}
+    {%- set stamps = {} -%}
     {%- for node in graph.sources.values() -%}
         {%- if (node.meta or {}).get('external') or (node.source_meta or {}).get('external') -%}
             {%- if (select is none and (needed is none or node.unique_id in needed))
                   or (select is not none and (node.name in select or node.source_name in select)) -%}
-                {%- do _stage_bronze_table(node) -%}
+                {%- if node.schema not in stamps -%}
+                    {%- do run_query('create database if not exists ' ~ node.schema) -%}
+                    {%- do stamps.update({node.schema: _bronze_ddl_stamps(node.schema)}) -%}
+                {%- endif -%}
+                {%- do _stage_bronze_table(node, stamps[node.schema]) -%}
                 {%- do staged.append(node.source_name ~ '.' ~ node.name) -%}
             {%- endif -%}
         {%- endif -%}
@@ -62,29 +71,47 @@
     {{ return(needed) }}
 {% endmacro %}
 
-{% macro _stage_bronze_table(node) %}
+{#- table name (lower case) -> the `lakehouse.ddl` stamp of each table and
+    view in the schema (one statement for the whole schema) -#}
+{% macro _bronze_ddl_stamps(schema) %}
+    {%- set stamps = {} -%}
+    {%- for row in run_query("show table extended in " ~ schema ~ " like '*'") -%}
+        {%- set found = modules.re.search('lakehouse[.]ddl=([0-9a-f]{32})', row['information']) -%}
+        {%- if found and not row['isTemporary'] -%}
+            {%- do stamps.update({row['tableName'] | lower: found.group(1)}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(stamps) }}
+{% endmacro %}
+
+{% macro _stage_bronze_table(node, stamps) %}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set base = node.schema ~ '.' ~ (node.identifier or node.name) -%}
-    {%- do run_query('create database if not exists ' ~ node.schema) -%}
     {%- set recursive = {'path': cfg['location'], 'recursiveFileLookup': 'true'} -%}
-    {%- do _bronze_external_table(base ~ '__files', none, 'binaryFile', recursive) -%}
+    {%- do _bronze_external_table(base ~ '__files', none, 'binaryFile', recursive, stamps) -%}
     {%- if cfg['format'] in ('csv', 'debezium') -%}
         {#- lines split on \n only: a \r (CRLF, or inside a quoted value) stays data -#}
         {%- do _bronze_external_table(base ~ '__lines', ['value'], 'text',
-                                      dict(recursive, lineSep='\n')) -%}
+                                      dict(recursive, lineSep='\n'), stamps) -%}
     {%- endif -%}
-    {#- Parquet: each file is read on its own schema (see bronze_select) -#}
-    {#- drop + create rather than `create or replace`: the latter's existence
-        check through the Iceberg session catalog once raced into
-        "AlreadyExistsException" on a fresh metastore -#}
-    {%- do run_query('drop view if exists ' ~ base) -%}
-    {%- do run_query('create view ' ~ base ~ ' as ' ~ bronze_select(node)) -%}
+    {#- Parquet: each file is read on its own schema (see bronze_select), so
+        its view names the files and changes when one lands -#}
+    {%- set query = bronze_select(node) -%}
+    {%- set stamp = local_md5(query) -%}
+    {%- if stamps.get(base.split('.')[-1] | lower) != stamp -%}
+        {#- drop + create rather than `create or replace`: the latter's existence
+            check through the Iceberg session catalog once raced into
+            "AlreadyExistsException" on a fresh metastore -#}
+        {%- do run_query('drop view if exists ' ~ base) -%}
+        {%- do run_query('create view ' ~ base ~ " tblproperties ('lakehouse.ddl' = '" ~ stamp ~ "') as "
+                         ~ query) -%}
+    {%- endif -%}
 {% endmacro %}
 
-{#- One external table over files, dropped and created again; columns are all
-    strings (none: the format's own schema). -#}
-{% macro _bronze_external_table(table, columns, using, options) %}
-    {%- do run_query('drop table if exists ' ~ table) -%}
+{#- One external table over files; columns are all strings (none: the
+    format's own schema). Dropped and created again when its DDL differs
+    from the one stamped on it (`stamps`; none: always), then refreshed. -#}
+{% macro _bronze_external_table(table, columns, using, options, stamps=none) %}
     {%- set ddl -%}
         create table {{ table }}
         {%- if columns %} (
@@ -100,8 +127,13 @@
             {%- endfor %}
         )
     {%- endset -%}
-    {%- do run_query(ddl) -%}
-    {#- a dropped table's file listing can outlive it in Spark's relation
-        cache (the Iceberg session catalog does not invalidate it): refresh -#}
+    {%- set stamp = local_md5(ddl) -%}
+    {%- if stamps is none or stamps.get(table.split('.')[-1] | lower) != stamp -%}
+        {%- do run_query('drop table if exists ' ~ table) -%}
+        {%- do run_query(ddl ~ "\n        tblproperties ('lakehouse.ddl' = '" ~ stamp ~ "')") -%}
+    {%- endif -%}
+    {#- an unchanged table's file listing is cached (and a dropped table's
+        can outlive it in Spark's relation cache, which the Iceberg session
+        catalog does not invalidate): refresh -#}
     {%- do run_query('refresh table ' ~ table) -%}
 {% endmacro %}

@@ -80,8 +80,10 @@
 
 {% macro _cdc_stage_new_lines(node, cfg, paths) %}
     {%- set table = _cdc_new_lines_table(node) -%}
-    {%- do run_query('drop table if exists ' ~ table) -%}
-    {%- if not _cdc_new_lines_usable(node, paths) -%}{{ return(none) }}{%- endif -%}
+    {%- if not _cdc_new_lines_usable(node, paths) -%}
+        {%- do run_query('drop table if exists ' ~ table) -%}
+        {{ return(none) }}
+    {%- endif -%}
     {#- the folder every new file is under, then each file relative to it -#}
     {%- set parts = paths[0].split('/')[:-1] -%}
     {%- set common = {'n': parts | length} -%}
