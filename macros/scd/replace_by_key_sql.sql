@@ -3,7 +3,8 @@
     the entities it recomputed (e.g. all versions of the customers touched
     since the last run); those entities' rows in the table are replaced in
     one atomic MERGE: matching rows updated, new ones inserted, rows of those
-    entities that are no longer produced deleted.
+    entities that are no longer produced deleted. A run that recomputed
+    nothing commits nothing.
 
         config(incremental_strategy='replace_by_key', unique_key='customer_sk',
                meta={'replace_key': 'customer_id'})
@@ -16,6 +17,21 @@
             ~ "'replace_by_key' needs unique_key (one column) and meta replace_key (the entity column).") -%}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
+    {#- the recomputed rows, computed once and written to scratch files
+        (the merge reads them three times; a cached view would not be used,
+        as the merge writes a table the model reads); none: no entity
+        changed, nothing to commit -#}
+    {%- set rows = _cdc_scratch_write(target.schema, target.identifier ~ '__replaced', 'select * from ' ~ source) -%}
+    {%- if run_query('select count(*) from ' ~ rows).rows[0][0] > 0 -%}
+        {%- do run_query(_replace_by_key_merge(rows, target, columns, unique_key, entity)) -%}
+    {%- else -%}
+        {%- do log(model.name ~ ': no entity changed, nothing to replace', info=true) -%}
+    {%- endif -%}
+    {%- do _cdc_scratch_drop(target.schema, rows) -%}
+    {{ return('select 0 as replaced') }}
+{% endmacro %}
+
+{% macro _replace_by_key_merge(source, target, columns, unique_key, entity) %}
     merge into {{ target }} as t
     using (
         select {{ columns | join(', ') }}, false as _replace_delete
