@@ -23,7 +23,8 @@ def test_sqlfluff_clean(spark, monkeypatch):
     """Models, snapshots and dbt tests as the dbt templater compiles them (the
     .sqlfluff setting pre-commit uses), linted in this process: dbt-spark's
     session method reuses the test suite's Spark session, so no second JVM
-    and no second metastore; then the macros with the jinja templater."""
+    and no second metastore. The macros (jinja templater) are linted once,
+    by pre-commit's sqlfluff-macros hook in test_precommit.py."""
     from sqlfluff.core import FluffConfig, Linter
 
     monkeypatch.chdir(PROJECT_ROOT)
@@ -35,12 +36,6 @@ def test_sqlfluff_clean(spark, monkeypatch):
                 f"{v['description']}" for record in result.as_records()
                 for v in record["violations"]]
     assert not problems, problems
-    proc = subprocess.run(
-        [sys.executable, "-m", "sqlfluff", "lint", "--templater", "jinja", "macros",
-         "--disable-progress-bar"],
-        cwd=PROJECT_ROOT, capture_output=True, text=True,
-    )
-    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
 
 
 def test_sqlfluff_config_flags_bad_style(tmp_path):

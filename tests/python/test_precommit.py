@@ -3,7 +3,8 @@ clone, no download), the repository passes `pre-commit run --all-files`, and
 the dbt-bouncer rules catch a model that breaks them.
 
 The sqlfluff hook with the dbt templater is skipped here: test_lint.py runs
-the same lint in this process (same .sqlfluff), in the suite's Spark session."""
+the same lint in this process (same .sqlfluff), in the suite's Spark session.
+The macros' lint (sqlfluff-macros) runs only here."""
 
 from __future__ import annotations
 
