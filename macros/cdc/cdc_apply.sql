@@ -102,15 +102,9 @@
         log, cdc_truncate_when false) kept as an event with a null key -#}
     {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
     {%- set keyless = '(' ~ is_truncate ~ ' or `' ~ cfg['operation_column'] ~ "` <=> 'T')" -%}
-    {#- can a row of this batch be an applicable truncate? Not when truncates
-        are events (a change log), nor when the default predicate meets an
-        operation list without T (DMS: a T is quarantined as unknown_op);
-        then the batch's newest truncate is not computed (a second pass
-        over the batch) -#}
-    {%- set truncate_when = cfg['truncate_when'] | string | trim -%}
-    {%- set can_truncate = truncate_when | lower != 'false'
-            and not (truncate_when == "_cdc_op = 'T'" and cfg['operation_column'] == '_cdc_op'
-                     and 'T' not in cfg['operations']) -%}
+    {#- where no row can be an applicable truncate (cdc_config), the batch's
+        newest truncate is not computed (a second pass over the batch) -#}
+    {%- set can_truncate = cfg['can_truncate'] -%}
     {%- set checks -%}
         case
             {%- for key in keys %}

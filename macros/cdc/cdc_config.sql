@@ -30,6 +30,13 @@
                                   table (default merge-on-read)
     A setting given as 0, false or an empty list keeps that value; only an
     absent setting takes the default.
+
+    Derived (not a setting):
+      can_truncate                whether a row can be an applicable truncate:
+                                  not when cdc_truncate_when is 'false' (a
+                                  change log), nor when the default predicate
+                                  meets an operation list without T (such a
+                                  row is quarantined as unknown_op)
 #}
 {% macro cdc_config(check_columns=none) %}
     {%- set where = "model '" ~ model.name ~ "'" -%}
@@ -46,6 +53,7 @@
             ~ "(or a list of columns) to its config().") -%}
     {%- endif -%}
     {%- set keys = [unique_key] if unique_key is string else unique_key | list -%}
+    {%- set default_truncate = "_cdc_op = 'T'" -%}
     {%- set cfg = {
         'keys': keys,
         'sequence_by': _cdc_setting('cdc_sequence_by', _cdc_default_sequence()),
@@ -53,7 +61,7 @@
         'operations': _cdc_setting('cdc_operations', ['I', 'U', 'D', 'T'] if _cdc_source_format() == 'debezium'
                                                      else ['I', 'U', 'D']),
         'delete_when': _cdc_setting('cdc_delete_when', "_cdc_op = 'D'"),
-        'truncate_when': _cdc_setting('cdc_truncate_when', "_cdc_op = 'T'"),
+        'truncate_when': _cdc_setting('cdc_truncate_when', default_truncate),
         'delete_mode': _cdc_setting('cdc_delete_mode', 'hard'),
         'deleted_at_column': _cdc_setting('cdc_deleted_at_column', '_cdc_commit_ts'),
         'tombstone_retention_hours': _cdc_setting('cdc_tombstone_retention_hours', 168),
@@ -64,6 +72,10 @@
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}
     {%- endif -%}
+    {%- set truncate_when = cfg['truncate_when'] | string | trim -%}
+    {%- do cfg.update({'can_truncate': truncate_when | lower != 'false'
+            and not (truncate_when == default_truncate and cfg['operation_column'] == '_cdc_op'
+                     and 'T' not in cfg['operations'])}) -%}
     {%- if cfg['delete_mode'] not in ('hard', 'soft') -%}
         {%- do exceptions.raise_compiler_error(
             where ~ ": cdc_delete_mode is '" ~ cfg['delete_mode'] ~ "'; set it to 'hard' or 'soft'.") -%}
