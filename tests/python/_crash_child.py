@@ -6,6 +6,10 @@
     python _crash_child.py dump SCHEMA OUT.json
         write every silver table's and dimension's rows and the file log as JSON
 
+The JVM's options come from LAKEHOUSE_JAVA_OPTIONS (the profile appends
+them to the driver's): the test passes a class-data archive, so that the
+thirty-odd cold JVMs load Spark's classes from one file.
+
 Crash points (environment):
     LAKEHOUSE_CRASH_AT     kill this process with SIGKILL at its N-th write
                            statement (merge, insert, delete, update, create,
@@ -114,7 +118,20 @@ def main(argv: list[str]) -> int:
             for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
         ]
         Path(out).write_text(json.dumps(state, default=str))
+    _exit_jvm(spark)
     return 0
+
+
+def _exit_jvm(spark) -> None:
+    """Stop Spark and wait until its JVM has exited: a JVM asked to archive
+    the classes it loaded (LAKEHOUSE_JAVA_OPTIONS) writes the archive as it
+    exits, and the next child must not find the metastore still open."""
+    from pyspark import SparkContext
+
+    proc = SparkContext._gateway.proc
+    spark.stop()
+    proc.stdin.close()  # the gateway JVM exits when its stdin closes
+    proc.wait(timeout=300)
 
 
 if __name__ == "__main__":
