@@ -107,11 +107,19 @@ def test_unknown_member_row(built, spark):
 
 
 def test_rebuild_without_new_files_keeps_dimensions(built, spark):
+    """Nothing landed: the dimensions keep their rows and get no new Iceberg
+    snapshot (replace_by_key commits nothing when no key was touched)."""
     scenario, history, _ = built
+
+    def snapshots(dim: str) -> int:
+        return spark.sql(f"select count(*) from t_wh_dimensions.{dim}.snapshots").collect()[0][0]
+
+    before = {dim: snapshots(dim) for dim in DIMENSIONS}
     scenario.build("fqn:*")
     for dim in DIMENSIONS:
         rows = [r.asDict() for r in spark.table(f"t_wh_dimensions.{dim}").collect()]
         assert _rows(rows, dim, sk=True) == history[-1][dim]
+        assert snapshots(dim) == before[dim], f"{dim}: a build with nothing new committed"
 
 
 def test_snapshot_kind_dimension_view(built, spark):
