@@ -1,6 +1,7 @@
 {#
-    The run's batch, written once as Parquet files and read back through a
-    temporary view `name` (returned). Not a cached view: Spark recomputes a
+    A query's rows (a CDC run's batch; the keys replace_by_key recomputes),
+    written once as Parquet files and read back through a temporary view
+    `name` (returned). Not a cached view: Spark recomputes a
     cached plan when a table it reads is written, and the batch reads the
     target it is applied to. Not an Iceberg table: creating, committing and
     purging one cost about three times as much per run.

@@ -18,9 +18,9 @@
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {#- the recomputed rows, computed once and written to scratch files
-        (the merge reads them three times; a cached view would not be used,
-        as the merge writes a table the model reads); none: no entity
-        changed, nothing to commit -#}
+        (the merge reads them three times; with `cache table` on the model's
+        view Spark still recomputed it, measured); none: no entity changed,
+        nothing to commit -#}
     {%- set rows = _cdc_scratch_write(target.schema, target.identifier ~ '__replaced', 'select * from ' ~ source) -%}
     {%- if run_query('select count(*) from ' ~ rows).rows[0][0] > 0 -%}
         {%- do run_query(_replace_by_key_merge(rows, target, columns, unique_key, entity)) -%}
