@@ -135,7 +135,11 @@ class Scenario:
     def land(self, batch: int) -> list[Path]:
         return land_batch(self.sim_dir, self.landing, batch)
 
-    def build(self, select: str | None = None, expect_success: bool = True) -> Any:
-        return run_dbt(["build", "--select", select or self.select], schema=self.schema,
+    def build(self, select: str | None = None, expect_success: bool = True,
+              unit_tests: bool = False) -> Any:
+        """`dbt build` of `select`; the dbt unit tests of the selected models
+        only when asked (they do not depend on the batch landed)."""
+        skip = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+        return run_dbt(["build", "--select", select or self.select, *skip], schema=self.schema,
                        vars={"landing_root": str(self.landing), **self.vars},
                        target_path=self.target_path, expect_success=expect_success)
