@@ -118,6 +118,27 @@ def project_copy(tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
+def child_java_options(tmp_path_factory: pytest.TempPathFactory):
+    """LAKEHOUSE_JAVA_OPTIONS for the tests that run the project in child
+    processes (crash, erasure, run command): each child's JVM is cold and
+    short-lived, so the client compiler alone (no C2 threads competing for two
+    cores) and the serial collector, and the classes a first child loaded read
+    from its class-data archive (AppCDS) instead of from the jars: together
+    about a quarter off a crash-test child, measured. Only a child that exits
+    normally and is waited for may write the archive (`write_archive`); a JVM
+    that cannot use it runs without it."""
+    archive = tmp_path_factory.mktemp("cds") / "classes.jsa"
+
+    def options(write_archive: bool = False) -> str:
+        base = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+        if archive.exists():
+            return f"{base} -XX:SharedArchiveFile={archive}"
+        return f"{base} -XX:ArchiveClassesAtExit={archive}" if write_archive else base
+
+    return options
+
+
+@pytest.fixture(scope="session")
 def simulated(tmp_path_factory: pytest.TempPathFactory):
     """Simulate once per distinct set of knobs for the whole session."""
     from lakehouse_cdc.simulator import SimulationConfig, simulate
@@ -150,8 +171,9 @@ WAREHOUSE_TABLES = {
 @pytest.fixture(scope="session")
 def warehouse_run(spark, simulated, tmp_path_factory):
     """Land the batches one by one and `dbt build` the whole project after each
-    (models, snapshots, tests: a failing dbt test fails here); keep every
-    dimension, snapshot and gold table as it was after each batch."""
+    (models, snapshots, tests: a failing dbt test fails here; the dbt unit
+    tests in the first build); keep every dimension, snapshot and gold table
+    as it was after each batch."""
     from cdc_helpers import Scenario
 
     sim = simulated(**WAREHOUSE_KNOBS)
@@ -162,7 +184,7 @@ def warehouse_run(spark, simulated, tmp_path_factory):
     captures = []
     for batch in range(WAREHOUSE_KNOBS["batches"] + 1):
         scenario.land(batch)
-        scenario.build("fqn:*")
+        scenario.build("fqn:*", unit_tests=batch == 0)
         captures.append({
             name: [row.asDict() for row in spark.table(f"t_wh_{layer}.{name}").collect()]
             for layer, names in WAREHOUSE_TABLES.items() for name in names

@@ -140,10 +140,10 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
     return hits
 
 
-def _child(home: Path, *args: str, kill_on: str | None = None,
+def _child(home: Path, java_options: str, *args: str, kill_on: str | None = None,
            append: dict[str, list[str]] | None = None) -> bool:
     env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
-           "ERASE_TEST_APPEND": json.dumps(append or {})}
+           "ERASE_TEST_APPEND": json.dumps(append or {}), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_ERASURE_PEPPER", None)  # the key hashes are checked below
     proc = subprocess.Popen([sys.executable, str(CHILD), *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -196,8 +196,10 @@ def _expected_marts(before: dict, subject: str, orders: set[str]) -> dict[str, C
     }
 
 
-def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated, tmp_path):
+def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
+        simulated, child_java_options, tmp_path):
     sim = simulated(**KNOBS)
+    jvm = child_java_options()  # no child here may write the class-data archive: one is killed
     subject, orders = _pick_subject(sim)
     home, landing = tmp_path / "home", tmp_path / "landing"
     before_json, after_json, later_json = (tmp_path / n for n in ("b.json", "a.json", "l.json"))
@@ -205,7 +207,7 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
 
     # 1. build on batch 0, then erase and kill -9 it while it rebuilds gold
     path0, line0 = _quarantined_line(sim, 0, subject)
-    assert _child(home, "build", str(sim), str(landing), SCHEMA, "0", str(before_json), arg,
+    assert _child(home, jvm, "build", str(sim), str(landing), SCHEMA, "0", str(before_json), arg,
                   kill_on="[erase] rebuilding", append={path0: [line0]})
     before = json.loads(before_json.read_text())
     quarantine = f"{SCHEMA}_silver.cdc_quarantine"
@@ -228,7 +230,7 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
     put_back.write_text(json.dumps([
         {k: raw0[0][k] for k in ("model_name", "file_path", "reason", "record")},
         {"model_name": raw0[0]["model_name"], "record": decoy_line.getvalue()}]))
-    _child(home, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
+    _child(home, jvm, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
     after = json.loads(after_json.read_text())
     # the put-back line is found in the table and, on disk, in the quarantine's data file
     put_found, decoy_found = after["found"]
@@ -286,7 +288,7 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(simulated
 
     # 3. a later batch carries the subject's changes: built, and removed again
     path1, line1 = _quarantined_line(sim, 1, subject)
-    _child(home, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
+    _child(home, jvm, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
            append={path1: [line1]})
     later = json.loads(later_json.read_text())
     _assert_truth_without_subject(later, sim, 1, subject, orders)

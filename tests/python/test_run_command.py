@@ -16,11 +16,13 @@ from pathlib import Path
 from lakehouse_cdc.simulator import TABLES, read_files
 
 
-def _lakehouse(home: Path, *args: str) -> str:
+def _lakehouse(home: Path, java_options: str, *args: str) -> str:
     """`lakehouse ARGS` as the README runs it, in its own process and JVM with
-    its own warehouse and metastore (Derby admits one process)."""
+    its own warehouse and metastore (Derby admits one process); the JVM
+    started as the test suite's other children are (`child_java_options`)."""
     exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
+    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+           "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_LANDING", None)
     proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -46,11 +48,11 @@ def _summary(out: str) -> dict[str, tuple[int, int, int]]:
     return rows
 
 
-def test_run_command_end_to_end_and_idempotent(tmp_path):
+def test_run_command_end_to_end_and_idempotent(child_java_options, tmp_path):
     home = tmp_path / "home"
     args = ("run", "--scale", "30", "--batches", "1", "--seed", "5", "--schema", "t_pipeline",
             "--format", "debezium")
-    out = _lakehouse(home, *args)
+    out = _lakehouse(home, child_java_options(), *args)
     written = Counter()
     for entry in read_files(home / "sample"):
         written[entry.table] += entry.rows
@@ -68,7 +70,7 @@ def test_run_command_end_to_end_and_idempotent(tmp_path):
 
     commits = _commits(home)
     assert set(commits) >= {f"slv_retail__{t}" for t in TABLES}
-    again = _lakehouse(home, *args)
+    again = _lakehouse(home, child_java_options(), *args)
     assert "landed batch" not in again
     assert all(read == 0 for _, read, _ in _summary(again).values())
     assert _commits(home) == commits, "a run with nothing new committed to a silver table"

@@ -33,24 +33,12 @@ CHECKED = ["order_items"]
 KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 
 
-def _java_options(archive: Path) -> str:
-    """Options of every child's JVM. Each is cold and short-lived: the
-    client compiler alone (no C2 threads competing for two cores), and the
-    classes the first child loaded read from its class-data archive (CDS)
-    instead of from the jars: together about a quarter off each child,
-    measured. The first child writes the archive as its JVM exits; a JVM
-    that cannot use it runs without it."""
-    share = "-XX:SharedArchiveFile" if archive.exists() else "-XX:ArchiveClassesAtExit"
-    return f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC {share}={archive}"
-
-
-def _child(home: Path, *args: str, crash_at: int = 0, after: bool = False,
+def _child(home: Path, java_options: str, *args: str, crash_at: int = 0, after: bool = False,
            report: Path | None = None) -> bool:
     """Run the child; True when it was killed at its crash point."""
     env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_CRASH_AT": str(crash_at), "LAKEHOUSE_CRASH_AFTER": "1" if after else "0",
-           "LAKEHOUSE_CRASH_REPORT": str(report or ""),
-           "LAKEHOUSE_JAVA_OPTIONS": _java_options(home.parent / "classes.jsa")}
+           "LAKEHOUSE_CRASH_REPORT": str(report or ""), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     proc = subprocess.run([sys.executable, str(CHILD), *args], env=env, timeout=900,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if crash_at and proc.returncode == -9:
@@ -63,7 +51,7 @@ def _writes(report: Path) -> list[str]:
     return [line for line in report.read_text().splitlines() if not line.startswith("killed")]
 
 
-def test_killed_at_random_points_then_rerun_equals_truth(simulated, tmp_path):
+def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_options, tmp_path):
     seed = int(os.environ.get("LAKEHOUSE_CRASH_SEED", random.randrange(1 << 30)))
     print(f"crash points: seed {seed} (LAKEHOUSE_CRASH_SEED={seed} replays them)")
     rng = random.Random(seed)
@@ -74,7 +62,9 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, tmp_path):
 
     # the full load, uninterrupted: how many writes a build makes
     census = tmp_path / "census.txt"
-    _child(home, "build", *common, str(logs / "0"), SELECT, "0", report=census)
+    # (it exits normally: it may write the JVM's class-data archive)
+    _child(home, child_java_options(write_archive=True), "build", *common, str(logs / "0"),
+           SELECT, "0", report=census)
     most = len(_writes(census))
     assert most > 30, _writes(census)
 
@@ -90,7 +80,8 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, tmp_path):
         landed += len(new)
         report = tmp_path / f"run{runs}.txt"
         crash_at, after = rng.randint(1, scale), rng.random() < 0.5
-        finished = not _child(home, "build", *common, str(logs / str(runs)), SELECT, *new,
+        finished = not _child(home, child_java_options(), "build", *common,
+                              str(logs / str(runs)), SELECT, *new,
                               crash_at=crash_at, after=after, report=report)
         if not finished:
             lines = report.read_text().splitlines()
@@ -99,10 +90,10 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, tmp_path):
             scale = len(_writes(report))  # the writes of a run with new files
     batch = landed
     # the last run, uninterrupted
-    _child(home, "build", *common, str(logs / "final"), SELECT)
+    _child(home, child_java_options(), "build", *common, str(logs / "final"), SELECT)
     print("killed at:\n  " + "\n  ".join(kills))
     out = tmp_path / "state.json"
-    _child(home, "dump", schema, str(out))
+    _child(home, child_java_options(), "dump", schema, str(out))
 
     state = json.loads(out.read_text())
     for table in CHECKED:
