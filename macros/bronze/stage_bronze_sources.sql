@@ -49,7 +49,8 @@
 {% endmacro %}
 
 {#- The sources the invocation's selected nodes read (their own direct
-    dependencies: only CDC models and source tests read bronze); none, for
+    dependencies: only CDC models and source tests read bronze; a unit test
+    takes its input columns from its model's sources); none, for
     every source, when the command selects no nodes (run-operation: dbt
     keeps `selected_resources` in a process-wide variable, so there it may
     still hold an earlier in-process command's selection). -#}
@@ -60,10 +61,13 @@
     {%- endif -%}
     {%- set needed = [] -%}
     {%- for unique_id in selected_resources -%}
+        {#- unit_test.<package>.<model>.<test>: the model's sources -#}
+        {%- set parts = unique_id.split('.') -%}
+        {%- set node_id = 'model.' ~ parts[1] ~ '.' ~ parts[2] if unique_id.startswith('unit_test.') else unique_id -%}
         {%- if unique_id.startswith('source.') -%}
             {%- do needed.append(unique_id) -%}
-        {%- elif unique_id in graph.nodes -%}
-            {%- for parent in graph.nodes[unique_id].depends_on.nodes if parent.startswith('source.') -%}
+        {%- elif node_id in graph.nodes -%}
+            {%- for parent in graph.nodes[node_id].depends_on.nodes if parent.startswith('source.') -%}
                 {%- do needed.append(parent) -%}
             {%- endfor -%}
         {%- endif -%}

@@ -22,7 +22,8 @@
       macro's, checked on real files by the pytest suite.
 #}
 {% macro cdc_changes(source_relation) %}
-    {%- if source_relation.type == 'cte' -%}
+    {#- (a ref() to an ephemeral model is a CTE too: only a unit test's goes here) -#}
+    {%- if source_relation.type == 'cte' and model.resource_type == 'unit_test' -%}
         {{ return(_cdc_unit_test_changes(source_relation)) }}
     {%- endif -%}
     {%- set node = _cdc_source_node(source_relation) -%}

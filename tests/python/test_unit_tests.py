@@ -5,6 +5,7 @@ they pass: they run inside the first `dbt build` of the session's warehouse.)"""
 
 from __future__ import annotations
 
+from lakehouse_cdc import PROJECT_ROOT
 from lakehouse_cdc.dbt_runner import run_dbt
 
 #: model file -> (text in it, the slip that replaces it)
@@ -52,3 +53,24 @@ def test_every_unit_test_fails_when_its_model_is_broken(warehouse_run, project_c
     broken = {path.rsplit("/", 1)[1].removesuffix(".sql") for path in SLIPS}
     assert {r.node.tested_node_unique_id.split(".")[-1] for r in units} == broken
     assert set(outcomes.values()) == {"fail"}, outcomes
+
+
+def test_silver_unit_tests_alone_on_a_fresh_schema(spark, simulated, schema, tmp_path):
+    """`dbt test --select test_type:unit` on a schema where nothing was built
+    yet: the hook stages the bronze views the silver unit tests take their
+    input columns from, and they pass (nothing else is built)."""
+    import yaml
+    from cdc_helpers import Scenario
+
+    sim = simulated(seed=4, scale=5, batches=1, add_column_at_batch=0)
+    scenario = Scenario(sim, tmp_path / "landing", schema)
+    scenario.land(0)
+    declared = yaml.safe_load((PROJECT_ROOT / "models/silver/retail/_retail__unit_tests.yml")
+                              .read_text())["unit_tests"]
+    result = run_dbt(["test", "--select", "test_type:unit,path:models/silver/retail"],
+                     schema=schema, vars={"landing_root": str(scenario.landing)},
+                     target_path=tmp_path / "target")
+    outcomes = {r.node.name: str(r.status) for r in result.result.results
+                if r.node.resource_type == "unit_test"}
+    assert outcomes == {test["name"]: "pass" for test in declared}
+    assert not spark.catalog.databaseExists(f"{schema}_silver")
