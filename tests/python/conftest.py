@@ -10,6 +10,14 @@ own Derby metastore). Then tests that share an expensive fixture run on one
 worker: those of the built warehouse (`warehouse_run`) as one group, and each
 module with a module-scoped fixture as another. Either way the longest work
 comes first (`LONGEST_FIRST`).
+
+Tests whose work is child processes with their own JVMs (the crash, erasure
+and run-command tests: `@pytest.mark.background(work=...)`) run that work in one
+thread beside the in-process tests, from the session's start, longest first:
+the in-process tests leave about a quarter of the two cores idle, and a cold
+child JVM uses a little over one. Each such test waits for its work's outcome
+at the end of the session and fails as the work did. Under xdist the work runs
+inside its test, as any other.
 """
 
 from __future__ import annotations
@@ -17,7 +25,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
+import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -42,19 +55,143 @@ def _work_group(item: pytest.Item) -> str | None:
     return None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        for label in (_work_group(item), item.path.name):
-            if label in LONGEST_FIRST:
-                return LONGEST_FIRST.index(label)
-        return len(LONGEST_FIRST)
+def _rank(item: pytest.Item) -> int:
+    for label in (_work_group(item), item.path.name):
+        if label in LONGEST_FIRST:
+            return LONGEST_FIRST.index(label)
+    return len(LONGEST_FIRST)
 
-    if config.pluginmanager.hasplugin("xdist"):
+
+def _in_background(config: pytest.Config) -> bool:
+    """Background work runs beside the in-process tests, except under xdist."""
+    return not config.pluginmanager.hasplugin("xdist") or not config.getoption("numprocesses")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _in_background(config):
         for item in items:
             group = _work_group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=rank)  # stable: file order within a rank
+        items.sort(key=_rank)  # stable: file order within a rank
+        return
+    # the tests that wait for background work come last
+    items.sort(key=lambda item: (item.get_closest_marker("background") is not None, _rank(item)))
+
+
+@dataclass
+class BackgroundWork:
+    """What a test's background work is given, in place of fixtures: the
+    session's simulations and child JVM options, a folder of its own, and the
+    environment as it was when the session began (a test in the main thread may
+    change os.environ meanwhile; the work's children must not see that)."""
+
+    simulated: Callable[..., Path]
+    child_java_options: Callable[..., str]
+    tmp_path: Path
+    env: dict[str, str] = field(repr=False)
+    cancelled: threading.Event
+    notes: list[str] = field(default_factory=list)
+
+    def check(self) -> None:
+        """Called before each child: stop when the session has ended."""
+        if self.cancelled.is_set():
+            raise RuntimeError("background work stopped: the test session ended")
+
+    def note(self, text: str) -> None:
+        """A line the waiting test prints (the work's own prints would land
+        in whichever test is running at the time)."""
+        self.notes.append(text)
+
+
+class _Background:
+    """One thread running the background work of the session's tests in turn."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background")
+        self.cancelled = threading.Event()
+        self.started = time.monotonic()
+        self.jobs: dict[str, tuple[Future, BackgroundWork]] = {}
+        self.times: dict[str, tuple[float, float]] = {}
+
+    def submit(self, nodeid: str, work: Callable[[BackgroundWork], None],
+               context: BackgroundWork) -> None:
+        def timed() -> None:
+            begun = time.monotonic()
+            try:
+                work(context)
+            finally:
+                self.times[nodeid] = (begun - self.started, time.monotonic() - begun)
+
+        self.jobs[nodeid] = (self.pool.submit(timed), context)
+
+
+def _background_work(item: pytest.Item) -> Callable[[BackgroundWork], None]:
+    marker = item.get_closest_marker("background")
+    assert marker and "work" in marker.kwargs, f"{item.nodeid}: mark.background(work=...)"
+    return marker.kwargs["work"]
+
+
+@pytest.fixture(scope="session")
+def _background_runner(request: pytest.FixtureRequest, lakehouse_home: Path,
+                       tmp_path_factory: pytest.TempPathFactory):
+    """The session's background thread; its work is submitted when the first
+    test starts (see `background`)."""
+    runner = _Background()
+    if _in_background(request.config):
+        simulated = request.getfixturevalue("simulated")
+        java_options = request.getfixturevalue("child_java_options")
+        env = dict(os.environ)
+        waiting = [i for i in request.session.items if i.get_closest_marker("background")]
+        for item in sorted(waiting, key=_rank):
+            name = re.sub(r"[^a-z0-9]+", "_", item.name.lower())[:30]
+            runner.submit(item.nodeid, _background_work(item), BackgroundWork(
+                simulated, java_options, tmp_path_factory.mktemp(name), env, runner.cancelled))
+    request.config.stash[_BACKGROUND] = runner
+    yield runner
+    runner.cancelled.set()
+    runner.pool.shutdown(wait=True, cancel_futures=True)
+
+
+_BACKGROUND = pytest.StashKey[_Background]()
+
+
+@pytest.fixture(autouse=True)
+def _background_started(_background_runner):
+    """Every test starts the session's background work (the first one does)."""
+
+
+@pytest.fixture
+def background(request: pytest.FixtureRequest, _background_runner: _Background, simulated,
+               child_java_options, tmp_path: Path):
+    """Call it to get the outcome of this test's background work: waits for
+    it (or, under xdist, runs it now), prints its notes, and fails as it did."""
+
+    def outcome() -> None:
+        job = _background_runner.jobs.get(request.node.nodeid)
+        if job is None:  # xdist: the work runs here
+            context = BackgroundWork(simulated, child_java_options, tmp_path, dict(os.environ),
+                                     _background_runner.cancelled)
+            try:
+                _background_work(request.node)(context)
+            finally:
+                print("\n".join(context.notes))
+            return
+        future, context = job
+        try:
+            future.result()
+        finally:
+            print("\n".join(context.notes))
+
+    return outcome
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    runner = config.stash.get(_BACKGROUND, None)
+    if runner and runner.times:
+        terminalreporter.section("background work (beside the in-process tests)")
+        for nodeid, (began, took) in runner.times.items():
+            terminalreporter.write_line(f"{took:8.1f}s  from +{began:.0f}s  {nodeid}")
 
 
 @pytest.fixture(scope="session")
@@ -144,14 +281,16 @@ def simulated(tmp_path_factory: pytest.TempPathFactory):
     from lakehouse_cdc.simulator import SimulationConfig, simulate
 
     made: dict[tuple, Path] = {}
+    lock = threading.Lock()  # the background thread simulates too
 
     def make(**knobs) -> Path:
         key = tuple(sorted(knobs.items()))
-        if key not in made:
-            out = tmp_path_factory.mktemp("sim")
-            simulate(SimulationConfig(out=out, **knobs), overwrite=True)
-            made[key] = out
-        return made[key]
+        with lock:
+            if key not in made:
+                out = tmp_path_factory.mktemp("sim")
+                simulate(SimulationConfig(out=out, **knobs), overwrite=True)
+                made[key] = out
+            return made[key]
 
     return make
 

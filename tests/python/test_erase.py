@@ -11,7 +11,8 @@
 
 Expectations come from the simulator's truth files and from the tables as
 they were before the erasure, never from the code under test; the files on
-disk are scanned here with a reader of our own."""
+disk are scanned here with a reader of our own. The work runs in the
+background thread beside the in-process tests (conftest.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from cdc_helpers import diff, truth_state
 from lakehouse_cdc.simulator import TABLES, read_versions
 from lakehouse_cdc.simulator.truth import batch_files
@@ -140,9 +141,10 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
     return hits
 
 
-def _child(home: Path, java_options: str, *args: str, kill_on: str | None = None,
+def _child(work, home: Path, java_options: str, *args: str, kill_on: str | None = None,
            append: dict[str, list[str]] | None = None) -> bool:
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+    work.check()
+    env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "ERASE_TEST_APPEND": json.dumps(append or {}), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_ERASURE_PEPPER", None)  # the key hashes are checked below
     proc = subprocess.Popen([sys.executable, str(CHILD), *args], env=env, text=True,
@@ -196,10 +198,9 @@ def _expected_marts(before: dict, subject: str, orders: set[str]) -> dict[str, C
     }
 
 
-def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
-        simulated, child_java_options, tmp_path):
-    sim = simulated(**KNOBS)
-    jvm = child_java_options()  # no child here may write the class-data archive: one is killed
+def _erase_killed_and_rerun(work) -> None:
+    sim, tmp_path = work.simulated(**KNOBS), work.tmp_path
+    jvm = work.child_java_options()  # no child here may write the class-data archive: one is killed
     subject, orders = _pick_subject(sim)
     home, landing = tmp_path / "home", tmp_path / "landing"
     before_json, after_json, later_json = (tmp_path / n for n in ("b.json", "a.json", "l.json"))
@@ -207,8 +208,8 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
 
     # 1. build on batch 0, then erase and kill -9 it while it rebuilds gold
     path0, line0 = _quarantined_line(sim, 0, subject)
-    assert _child(home, jvm, "build", str(sim), str(landing), SCHEMA, "0", str(before_json), arg,
-                  kill_on="[erase] rebuilding", append={path0: [line0]})
+    assert _child(work, home, jvm, "build", str(sim), str(landing), SCHEMA, "0",
+                  str(before_json), arg, kill_on="[erase] rebuilding", append={path0: [line0]})
     before = json.loads(before_json.read_text())
     quarantine = f"{SCHEMA}_silver.cdc_quarantine"
     raw0 = [r for r in before["tables"][quarantine] if r["record"] == line0.rstrip("\n")]
@@ -230,7 +231,8 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
     put_back.write_text(json.dumps([
         {k: raw0[0][k] for k in ("model_name", "file_path", "reason", "record")},
         {"model_name": raw0[0]["model_name"], "record": decoy_line.getvalue()}]))
-    _child(home, jvm, "erase-twice", str(landing), SCHEMA, arg, str(after_json), str(put_back))
+    _child(work, home, jvm, "erase-twice", str(landing), SCHEMA, arg, str(after_json),
+           str(put_back))
     after = json.loads(after_json.read_text())
     # the put-back line is found in the table and, on disk, in the quarantine's data file
     put_found, decoy_found = after["found"]
@@ -288,7 +290,7 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
 
     # 3. a later batch carries the subject's changes: built, and removed again
     path1, line1 = _quarantined_line(sim, 1, subject)
-    _child(home, jvm, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
+    _child(work, home, jvm, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
            append={path1: [line1]})
     later = json.loads(later_json.read_text())
     _assert_truth_without_subject(later, sim, 1, subject, orders)
@@ -302,3 +304,8 @@ def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(
     logged = Counter((r["model_name"], r["file_path"])
                      for r in later["tables"][f"{SCHEMA}_silver.cdc_file_log"])
     assert max(logged.values()) == 1, [k for k, n in logged.items() if n > 1]
+
+
+@pytest.mark.background(work=_erase_killed_and_rerun)
+def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(background):
+    background()

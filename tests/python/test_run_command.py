@@ -2,26 +2,28 @@
 lands the sample, builds every layer, prints the run summary and the Great
 Expectations result, leaves Data Docs where it says, and a second run lands
 nothing and commits nothing. Run here on the Debezium sample so that format
-also goes through dimensions, gold and the suites."""
+also goes through dimensions, gold and the suites. The work runs in the
+background thread beside the in-process tests (conftest.py)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from lakehouse_cdc.simulator import TABLES, read_files
 
 
-def _lakehouse(home: Path, java_options: str, *args: str) -> str:
+def _lakehouse(work, home: Path, java_options: str, *args: str) -> str:
     """`lakehouse ARGS` as the README runs it, in its own process and JVM with
     its own warehouse and metastore (Derby admits one process); the JVM
     started as the test suite's other children are (`child_java_options`)."""
     exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+    work.check()
+    env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_LANDING", None)
     proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=1500)
@@ -48,11 +50,11 @@ def _summary(out: str) -> dict[str, tuple[int, int, int]]:
     return rows
 
 
-def test_run_command_end_to_end_and_idempotent(child_java_options, tmp_path):
-    home = tmp_path / "home"
+def _run_twice(work) -> None:
+    home, child_java_options = work.tmp_path / "home", work.child_java_options
     args = ("run", "--scale", "30", "--batches", "1", "--seed", "5", "--schema", "t_pipeline",
             "--format", "debezium")
-    out = _lakehouse(home, child_java_options(), *args)
+    out = _lakehouse(work, home, child_java_options(), *args)
     written = Counter()
     for entry in read_files(home / "sample"):
         written[entry.table] += entry.rows
@@ -70,7 +72,12 @@ def test_run_command_end_to_end_and_idempotent(child_java_options, tmp_path):
 
     commits = _commits(home)
     assert set(commits) >= {f"slv_retail__{t}" for t in TABLES}
-    again = _lakehouse(home, child_java_options(), *args)
+    again = _lakehouse(work, home, child_java_options(), *args)
     assert "landed batch" not in again
     assert all(read == 0 for _, read, _ in _summary(again).values())
     assert _commits(home) == commits, "a run with nothing new committed to a silver table"
+
+
+@pytest.mark.background(work=_run_twice)
+def test_run_command_end_to_end_and_idempotent(background):
+    background()

@@ -6,7 +6,8 @@ truth: every file applied exactly once, no row lost or duplicated.
 The points are drawn at random per test run; the seed is printed (set
 LAKEHOUSE_CRASH_SEED to replay a run, LAKEHOUSE_CRASH_KILLS for more kills).
 The children run in their own JVM with their own metastore (Derby admits one
-process), so this test never touches the session's warehouse."""
+process), so this test never touches the session's warehouse; it runs in the
+background thread beside the in-process tests (conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from cdc_helpers import diff, truth_state
 from scd_truth import full_history
 from test_dimensions import _rows as dimension_rows
@@ -33,10 +35,11 @@ CHECKED = ["order_items"]
 KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 
 
-def _child(home: Path, java_options: str, *args: str, crash_at: int = 0, after: bool = False,
-           report: Path | None = None) -> bool:
+def _child(work, home: Path, java_options: str, *args: str, crash_at: int = 0,
+           after: bool = False, report: Path | None = None) -> bool:
     """Run the child; True when it was killed at its crash point."""
-    env = {**os.environ, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+    work.check()
+    env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_CRASH_AT": str(crash_at), "LAKEHOUSE_CRASH_AFTER": "1" if after else "0",
            "LAKEHOUSE_CRASH_REPORT": str(report or ""), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     proc = subprocess.run([sys.executable, str(CHILD), *args], env=env, timeout=900,
@@ -51,11 +54,12 @@ def _writes(report: Path) -> list[str]:
     return [line for line in report.read_text().splitlines() if not line.startswith("killed")]
 
 
-def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_options, tmp_path):
-    seed = int(os.environ.get("LAKEHOUSE_CRASH_SEED", random.randrange(1 << 30)))
-    print(f"crash points: seed {seed} (LAKEHOUSE_CRASH_SEED={seed} replays them)")
+def _killed_and_rerun(work) -> None:
+    seed = int(work.env.get("LAKEHOUSE_CRASH_SEED", random.randrange(1 << 30)))
+    work.note(f"crash points: seed {seed} (LAKEHOUSE_CRASH_SEED={seed} replays them)")
     rng = random.Random(seed)
-    sim = simulated(**KNOBS)
+    sim = work.simulated(**KNOBS)
+    tmp_path, child_java_options = work.tmp_path, work.child_java_options
     home, landing, schema = tmp_path / "home", tmp_path / "landing", "crash"
     logs = tmp_path / "logs"
     common = [str(sim), str(landing), schema]
@@ -63,7 +67,7 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_o
     # the full load, uninterrupted: how many writes a build makes
     census = tmp_path / "census.txt"
     # (it exits normally: it may write the JVM's class-data archive)
-    _child(home, child_java_options(write_archive=True), "build", *common, str(logs / "0"),
+    _child(work, home, child_java_options(write_archive=True), "build", *common, str(logs / "0"),
            SELECT, "0", report=census)
     most = len(_writes(census))
     assert most > 30, _writes(census)
@@ -80,7 +84,7 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_o
         landed += len(new)
         report = tmp_path / f"run{runs}.txt"
         crash_at, after = rng.randint(1, scale), rng.random() < 0.5
-        finished = not _child(home, child_java_options(), "build", *common,
+        finished = not _child(work, home, child_java_options(), "build", *common,
                               str(logs / str(runs)), SELECT, *new,
                               crash_at=crash_at, after=after, report=report)
         if not finished:
@@ -90,10 +94,10 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_o
             scale = len(_writes(report))  # the writes of a run with new files
     batch = landed
     # the last run, uninterrupted
-    _child(home, child_java_options(), "build", *common, str(logs / "final"), SELECT)
-    print("killed at:\n  " + "\n  ".join(kills))
+    _child(work, home, child_java_options(), "build", *common, str(logs / "final"), SELECT)
+    work.note("killed at:\n  " + "\n  ".join(kills))
     out = tmp_path / "state.json"
-    _child(home, child_java_options(), "dump", schema, str(out))
+    _child(work, home, child_java_options(), "dump", schema, str(out))
 
     state = json.loads(out.read_text())
     for table in CHECKED:
@@ -116,3 +120,8 @@ def test_killed_at_random_points_then_rerun_equals_truth(simulated, child_java_o
         logged = {path.split("/landing/", 1)[1] for m, path, *_ in log if m == model}
         mine = {f for f in landed_files if f.split("/")[1] == table}
         assert logged == mine, (model, sorted(mine - logged)[:5], sorted(logged - mine)[:5])
+
+
+@pytest.mark.background(work=_killed_and_rerun)
+def test_killed_at_random_points_then_rerun_equals_truth(background):
+    background()
