@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import threading
 import time
 import uuid
@@ -36,10 +37,11 @@ from pathlib import Path
 import pytest
 from lakehouse_cdc import PROJECT_ROOT
 
-#: work handed out first, longest first (seconds in CI, 2026-11-23): the
-#: crash test (about 880, cold child JVMs), the warehouse group (about 430 to
-#: build, then its tests), erasure (about 440), then the cluster, Debezium and
-#: silver fixtures. Other tests follow in file order.
+#: work handed out first, longest first (seconds in CI, 2026-11-24): the
+#: crash test (960-1160, cold child JVMs), the warehouse group (about 430 to
+#: build, then its tests), erasure (about 520), then the cluster, Debezium and
+#: silver fixtures. Other tests follow in file order. In one process the
+#: background work (crash, erasure, run command) is started in this order too.
 LONGEST_FIRST = ["test_silver_crash.py", "warehouse", "test_erase.py", "test_cluster.py",
                  "test_silver_debezium.py", "test_silver_cdc.py", "test_bad_input.py",
                  "test_run_command.py", "test_maintain.py"]
@@ -63,11 +65,17 @@ def _rank(item: pytest.Item) -> int:
 
 
 def _in_background(config: pytest.Config) -> bool:
-    """Background work runs beside the in-process tests, except under xdist."""
-    return not config.pluginmanager.hasplugin("xdist") or not config.getoption("numprocesses")
+    """Background work runs beside the in-process tests, except under xdist
+    (on its controller, and on a worker, which xdist tells by `workerinput`)."""
+    if hasattr(config, "workerinput"):
+        return False
+    return not (config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("background"):
+            assert "background" in item.fixturenames, f"{item.nodeid} waits for no work"
     if not _in_background(config):
         for item in items:
             group = _work_group(item)
@@ -84,7 +92,9 @@ class BackgroundWork:
     """What a test's background work is given, in place of fixtures: the
     session's simulations and child JVM options, a folder of its own, and the
     environment as it was when the session began (a test in the main thread may
-    change os.environ meanwhile; the work's children must not see that)."""
+    change os.environ meanwhile; the work's children must not see that). Its
+    children are started through `popen` or `run`, so that a session that ends
+    early kills them instead of waiting."""
 
     simulated: Callable[..., Path]
     child_java_options: Callable[..., str]
@@ -92,11 +102,24 @@ class BackgroundWork:
     env: dict[str, str] = field(repr=False)
     cancelled: threading.Event
     notes: list[str] = field(default_factory=list)
+    children: list[subprocess.Popen] = field(default_factory=list, repr=False)
 
-    def check(self) -> None:
-        """Called before each child: stop when the session has ended."""
+    def popen(self, args: list[str], **options) -> subprocess.Popen:
         if self.cancelled.is_set():
             raise RuntimeError("background work stopped: the test session ended")
+        child = subprocess.Popen(args, **options)
+        self.children.append(child)
+        return child
+
+    def run(self, args: list[str], timeout: float, **options) -> subprocess.CompletedProcess:
+        """subprocess.run, through `popen`."""
+        with self.popen(args, **options) as child:
+            try:
+                out, err = child.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                raise
+        return subprocess.CompletedProcess(args, child.returncode, out, err)
 
     def note(self, text: str) -> None:
         """A line the waiting test prints (the work's own prints would land
@@ -125,6 +148,16 @@ class _Background:
 
         self.jobs[nodeid] = (self.pool.submit(timed), context)
 
+    def stop(self) -> None:
+        """At the session's end: work not begun is dropped, children still
+        running (a session stopped early) are killed."""
+        self.cancelled.set()
+        for _, context in self.jobs.values():
+            for child in context.children:
+                if child.poll() is None:
+                    child.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
 
 def _background_work(item: pytest.Item) -> Callable[[BackgroundWork], None]:
     marker = item.get_closest_marker("background")
@@ -132,42 +165,40 @@ def _background_work(item: pytest.Item) -> Callable[[BackgroundWork], None]:
     return marker.kwargs["work"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def _background_runner(request: pytest.FixtureRequest, lakehouse_home: Path,
                        tmp_path_factory: pytest.TempPathFactory):
-    """The session's background thread; its work is submitted when the first
-    test starts (see `background`)."""
+    """The session's background thread, started with the first test (autouse)
+    with the work of every selected test marked `background`."""
     runner = _Background()
     if _in_background(request.config):
         simulated = request.getfixturevalue("simulated")
         java_options = request.getfixturevalue("child_java_options")
         env = dict(os.environ)
-        waiting = [i for i in request.session.items if i.get_closest_marker("background")]
+        waiting = [i for i in request.session.items
+                   if i.get_closest_marker("background") and not i.get_closest_marker("skip")]
         for item in sorted(waiting, key=_rank):
             name = re.sub(r"[^a-z0-9]+", "_", item.name.lower())[:30]
             runner.submit(item.nodeid, _background_work(item), BackgroundWork(
                 simulated, java_options, tmp_path_factory.mktemp(name), env, runner.cancelled))
     request.config.stash[_BACKGROUND] = runner
     yield runner
-    runner.cancelled.set()
-    runner.pool.shutdown(wait=True, cancel_futures=True)
+    runner.stop()
 
 
 _BACKGROUND = pytest.StashKey[_Background]()
-
-
-@pytest.fixture(autouse=True)
-def _background_started(_background_runner):
-    """Every test starts the session's background work (the first one does)."""
 
 
 @pytest.fixture
 def background(request: pytest.FixtureRequest, _background_runner: _Background, simulated,
                child_java_options, tmp_path: Path):
     """Call it to get the outcome of this test's background work: waits for
-    it (or, under xdist, runs it now), prints its notes, and fails as it did."""
+    it (or, under xdist, runs it now), prints its notes, and fails as it did.
+    A test that never calls it fails."""
+    called = []
 
     def outcome() -> None:
+        called.append(True)
         job = _background_runner.jobs.get(request.node.nodeid)
         if job is None:  # xdist: the work runs here
             context = BackgroundWork(simulated, child_java_options, tmp_path, dict(os.environ),
@@ -183,7 +214,8 @@ def background(request: pytest.FixtureRequest, _background_runner: _Background, 
         finally:
             print("\n".join(context.notes))
 
-    return outcome
+    yield outcome
+    assert called, f"{request.node.nodeid} never waited for its background work"
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
@@ -346,7 +378,6 @@ def cluster_env():
     `down` when that module ends, so the daemons do not take the 2 cores from the
     rest of the suite. Yields the environment that points the `cluster` target
     at it."""
-    import subprocess
     import sys
     import tempfile
 

@@ -143,12 +143,11 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
 
 def _child(work, home: Path, java_options: str, *args: str, kill_on: str | None = None,
            append: dict[str, list[str]] | None = None) -> bool:
-    work.check()
     env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "ERASE_TEST_APPEND": json.dumps(append or {}), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_ERASURE_PEPPER", None)  # the key hashes are checked below
-    proc = subprocess.Popen([sys.executable, str(CHILD), *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = work.popen([sys.executable, str(CHILD), *args], env=env, text=True,
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = []
     assert proc.stdout is not None
     for line in proc.stdout:

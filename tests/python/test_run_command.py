@@ -22,11 +22,11 @@ def _lakehouse(work, home: Path, java_options: str, *args: str) -> str:
     its own warehouse and metastore (Derby admits one process); the JVM
     started as the test suite's other children are (`child_java_options`)."""
     exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
-    work.check()
     env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_LANDING", None)
-    proc = subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=1500)
+    proc = work.run([exe, *args], timeout=1500, env=env, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

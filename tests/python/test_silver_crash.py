@@ -38,12 +38,11 @@ KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 def _child(work, home: Path, java_options: str, *args: str, crash_at: int = 0,
            after: bool = False, report: Path | None = None) -> bool:
     """Run the child; True when it was killed at its crash point."""
-    work.check()
     env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_CRASH_AT": str(crash_at), "LAKEHOUSE_CRASH_AFTER": "1" if after else "0",
            "LAKEHOUSE_CRASH_REPORT": str(report or ""), "LAKEHOUSE_JAVA_OPTIONS": java_options}
-    proc = subprocess.run([sys.executable, str(CHILD), *args], env=env, timeout=900,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = work.run([sys.executable, str(CHILD), *args], env=env, timeout=900,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if crash_at and proc.returncode == -9:
         return True
     assert proc.returncode == 0, proc.stderr[-3000:]
