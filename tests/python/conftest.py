@@ -29,8 +29,9 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -371,13 +372,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def cluster_env():
-    """`lakehouse cluster up` once for the cluster tests' module on free loopback
-    ports (PostgreSQL catalog, Spark master + one small worker, Thrift server);
-    `down` when that module ends, so the daemons do not take the 2 cores from the
-    rest of the suite. Yields the environment that points the `cluster` target
-    at it."""
+@contextmanager
+def running_cluster(work: BackgroundWork) -> Iterator[dict[str, str]]:
+    """`lakehouse cluster up` for a cluster test's background work, on free
+    loopback ports (PostgreSQL catalog, Spark master + one small worker,
+    Thrift server), `down` when the work ends. Yields the environment that
+    points the `cluster` target at it."""
     import sys
     import tempfile
 
@@ -386,19 +386,20 @@ def cluster_env():
     # PostgreSQL runs as user postgres: its folder's parents must be traversable
     home = Path(tempfile.mkdtemp(prefix="lakehouse-cluster-", dir="/var/tmp"))
     home.chmod(0o711)
-    env = {**os.environ, "LAKEHOUSE_CLUSTER_HOME": str(home), "DO_NOT_TRACK": "1",
+    env = {**work.env, "LAKEHOUSE_CLUSTER_HOME": str(home), "DO_NOT_TRACK": "1",
            "DBT_TARGET": "cluster", "LAKEHOUSE_WORKER_CORES": "1",
            "LAKEHOUSE_WORKER_MEMORY": "2g", "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
     env.setdefault("DBT_PROFILES_DIR", str(PROJECT_ROOT / "profiles"))
     env.update({var: str(_free_port()) for var, _ in PORTS.values()})
     command = [sys.executable, "-m", "lakehouse_cdc.cli", "cluster"]
+    captured = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     try:
-        up = subprocess.run([*command, "up"], env=env, capture_output=True, text=True,
-                            timeout=400)
+        up = work.run([*command, "up"], timeout=400, env=env, **captured)
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}"
                          for p in sorted((home / "logs").glob("*.log")))
         assert up.returncode == 0, f"cluster up failed:\n{up.stdout}\n{up.stderr}\n{logs}"
         yield env
     finally:
+        # (not through `work`: the daemons are stopped even when the session ends)
         subprocess.run([*command, "down"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(home, ignore_errors=True)

@@ -1,12 +1,13 @@
 """The project on a real Spark standalone cluster (`lakehouse cluster up`):
 PostgreSQL catalog, one master, one worker, the Thrift server. dbt runs in
 subprocesses with DBT_TARGET=cluster, so no Spark of this test process does
-the work. Truth comes from the simulator, never from pipeline output."""
+the work. Truth comes from the simulator, never from pipeline output. Each
+test's work (its own cluster, up and down) runs in the background thread
+beside the in-process tests (conftest.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,8 +17,9 @@ import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from cdc_helpers import SILVER, diff, silver_state, truth_state
-from conftest import WAREHOUSE_KNOBS
+from conftest import WAREHOUSE_KNOBS, running_cluster
 from lakehouse_cdc.simulator import TABLES, land_batch
 from scd_truth import DIMENSIONS, full_history
 from test_dimensions import _rows as dimension_rows
@@ -54,11 +56,14 @@ def _dbt(env: dict[str, str], tmp: Path, name: str, landing: Path) -> list[str]:
             "--target-path", str(out / "target"), "--log-path", str(out / "logs")]
 
 
-def _build(env, tmp, name, landing) -> subprocess.CompletedProcess:
-    done = subprocess.run(_dbt(env, tmp, name, landing), env={**env, "LAKEHOUSE_SCHEMA": SCHEMA},
-                          capture_output=True, text=True, timeout=900)
+def _build(work, env, tmp, name, landing) -> subprocess.CompletedProcess:
+    done = work.run(_dbt(env, tmp, name, landing), timeout=900,
+                    env={**env, "LAKEHOUSE_SCHEMA": SCHEMA}, **CAPTURED)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     return done
+
+
+CAPTURED = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
 
 
 def _executors(env: dict[str, str]) -> list[dict]:
@@ -95,10 +100,13 @@ def _assert_warehouse_is_truth(spark: ThriftSpark, sim: Path, batch: int) -> Non
                        for k, f in truth["facts"].items()}, f"fct_orders after batch {batch}"
 
 
-def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
-        cluster_env, simulated, tmp_path):
-    env = cluster_env
-    sim = simulated(**KNOBS)
+def _builds_to_the_truth(work) -> None:
+    with running_cluster(work) as env:
+        _builds_to_the_truth_on(work, env)
+
+
+def _builds_to_the_truth_on(work, env: dict[str, str]) -> None:
+    sim, tmp_path = work.simulated(**KNOBS), work.tmp_path
     landing = tmp_path / "landing"
     spark = ThriftSpark(env)
     tasks_before = sum(e["totalTasks"] for e in _executors(env) if e["id"] != "driver")
@@ -106,7 +114,7 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
     # full load + first CDC batch
     land_batch(sim, landing, 0)
     land_batch(sim, landing, 1)
-    _build(env, tmp_path, "first", landing)
+    _build(work, env, tmp_path, "first", landing)
     _assert_warehouse_is_truth(spark, sim, 1)
 
     # the work ran on the worker's executor: the Thrift server's application
@@ -127,8 +135,8 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
     after = {t: truth_state(sim, t, 2) for t in TABLES}
     land_batch(sim, landing, 2)
     build_env = {**env, "LAKEHOUSE_SCHEMA": SCHEMA}
-    a = subprocess.Popen(_dbt(env, tmp_path, "a", landing), env=build_env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    a = work.popen(_dbt(env, tmp_path, "a", landing), env=build_env, text=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     holder = None
     deadline = time.monotonic() + 300
     while holder is None and a.poll() is None and time.monotonic() < deadline:
@@ -138,8 +146,7 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
         time.sleep(0.5)
     assert holder is not None, "build A never took the lock"
     started = time.monotonic()
-    b = subprocess.run(_dbt(env, tmp_path, "b", landing), env=build_env, capture_output=True,
-                       text=True, timeout=300)
+    b = work.run(_dbt(env, tmp_path, "b", landing), timeout=300, env=build_env, **CAPTURED)
     b_seconds = time.monotonic() - started
     assert b.returncode != 0, "a second build ran while the first held the lock"
     assert "lakehouse lock busy" in b.stdout + b.stderr
@@ -178,20 +185,20 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
     assert logged == []
     assert spark.sql(f"select holder from {SCHEMA}_ops.lakehouse_lock").collect() == [
         {"holder": None}]
-    print(f"second build failed fast in {b_seconds:.1f}s; {len(seen)} consistent reads")
+    work.note(f"second build failed fast in {b_seconds:.1f}s; {len(seen)} consistent reads")
 
     # docs and the Great Expectations suites run against the cluster too
-    docs = subprocess.run([sys.executable, "-m", "lakehouse_cdc.cli", "dbt", "docs", "generate",
-                           "--target-path", str(tmp_path / "docs")], env=build_env,
-                          capture_output=True, text=True, timeout=600)
+    docs = work.run([sys.executable, "-m", "lakehouse_cdc.cli", "dbt", "docs", "generate",
+                     "--target-path", str(tmp_path / "docs")], timeout=600, env=build_env,
+                    **CAPTURED)
     assert docs.returncode == 0, docs.stdout[-3000:] + docs.stderr[-2000:]
     catalog = json.loads((tmp_path / "docs" / "catalog.json").read_text())["nodes"]
     for node in ("model.lakehouse_cdc.slv_retail__orders", "model.lakehouse_cdc.dim_customer",
                  "model.lakehouse_cdc.fct_orders"):
         assert catalog[node]["columns"], node
-    quality = subprocess.run([sys.executable, "-m", "lakehouse_cdc.cli", "quality", "--schema",
-                              SCHEMA, "--out", str(tmp_path / "quality")], env=build_env,
-                             capture_output=True, text=True, timeout=600)
+    quality = work.run([sys.executable, "-m", "lakehouse_cdc.cli", "quality", "--schema",
+                        SCHEMA, "--out", str(tmp_path / "quality")], timeout=600, env=build_env,
+                       **CAPTURED)
     assert quality.returncode in (0, 1), quality.stdout[-3000:] + quality.stderr[-2000:]
     results = {p.stem: json.loads(p.read_text())
                for p in (tmp_path / "quality" / "results").glob("*.json")}
@@ -203,6 +210,11 @@ def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(
     rows = spark.sql(f"select count(*) n from {SCHEMA}_silver.slv_retail__customer_master"
                      ).collect()
     assert unique[0]["result"]["element_count"] == rows[0]["n"]
+
+
+@pytest.mark.background(work=_builds_to_the_truth)
+def test_cluster_builds_cdc_batches_to_the_truth_safely_under_concurrency(background):
+    background()
 
 
 WRITER = textwrap.dedent("""
@@ -224,27 +236,27 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_commit_to_one_table_without_losing_a_commit(cluster_env):
+def _two_writers(work) -> None:
     """A second JVM (a local Spark on the same PostgreSQL catalog) and the
     Thrift server append to one Iceberg table at the same time; Iceberg's
     metastore lock serializes the commits and none is lost."""
+    with running_cluster(work) as env:
+        _two_writers_on(work, env)
+
+
+def _two_writers_on(work, env: dict[str, str]) -> None:
     from lakehouse_cdc.cluster import ThriftTables, _psql, load
 
-    env = cluster_env
     thrift = ThriftTables(int(env["LAKEHOUSE_THRIFT_PORT"]))
     table = "t_cluster_writers.events"
     thrift.sql("create database if not exists t_cluster_writers")
     thrift.sql(f"create table {table} (writer string, n int) using iceberg")
     commits = 8
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, table, str(commits)], env=env,
-                              text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+    writer = work.popen([sys.executable, "-c", WRITER, table, str(commits)], env=env,
+                        text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
     assert writer.stdout.readline().strip() == "ready", writer.stderr.read()[-3000:]
-    os.environ["LAKEHOUSE_CLUSTER_HOME"] = env["LAKEHOUSE_CLUSTER_HOME"]
-    try:
-        cluster = load()
-    finally:
-        os.environ.pop("LAKEHOUSE_CLUSTER_HOME")
+    cluster = load(Path(env["LAKEHOUSE_CLUSTER_HOME"]))
     locks_before = int(_psql(cluster, "select nl_next from next_lock_id"))
     writer.stdin.write("go\n")
     writer.stdin.flush()
@@ -260,3 +272,8 @@ def test_two_processes_commit_to_one_table_without_losing_a_commit(cluster_env):
     assert appends == [{"n": 2 * commits}]
     # every commit took Iceberg's lock in the shared metastore
     assert int(_psql(cluster, "select nl_next from next_lock_id")) - locks_before >= 2 * commits
+
+
+@pytest.mark.background(work=_two_writers)
+def test_two_processes_commit_to_one_table_without_losing_a_commit(background):
+    background()

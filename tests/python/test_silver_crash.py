@@ -25,14 +25,15 @@ from scd_truth import full_history
 from test_dimensions import _rows as dimension_rows
 
 CHILD = Path(__file__).with_name("_crash_child.py")
-KNOBS = {"seed": 3, "scale": 30, "batches": 10, "changes_per_batch": 30,
+KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
+#: a batch for every run (a few more than the kills: some draws are not reached)
+KNOBS = {"seed": 3, "scale": 30, "batches": KILLS + 4, "changes_per_batch": 30,
          "multi_change_rate": 0.3, "late_rate": 0.1}
 #: the models built: a change log, the SCD2 dimension built from it, and a
 #: current-state table with hard deletes (tombstones). Each run is a fresh,
 #: cold JVM (10-25 s per model), so the selection is kept to one of each kind
 SELECT = "slv_retail__product_log dim_product slv_retail__order_items"
 CHECKED = ["order_items"]
-KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
 
 
 def _child(work, home: Path, java_options: str, *args: str, crash_at: int = 0,
@@ -72,14 +73,16 @@ def _killed_and_rerun(work) -> None:
     assert most > 30, _writes(census)
 
     # then runs killed at a random write each, each followed by the next
-    # run; a run the draw does not reach finishes, and the next one lands
-    # the next batch
+    # run. Every run lands the next batch (while one is left): it applies
+    # what the killed run left unlogged together with new files, and makes
+    # about as many writes as the last run that finished, so the draw (up to
+    # that number) is nearly always reached; one that is not finishes
     kills: list[str] = []
-    landed, scale, runs, finished = 0, most, 0, True
+    landed, scale, runs = 0, most, 0
     while len(kills) < KILLS:
         runs += 1
         assert runs <= 3 * KILLS, f"only {len(kills)} kills in {runs} runs"
-        new = [str(landed + 1)] if finished and landed < KNOBS["batches"] else []
+        new = [str(landed + 1)] if landed < KNOBS["batches"] else []
         landed += len(new)
         report = tmp_path / f"run{runs}.txt"
         crash_at, after = rng.randint(1, scale), rng.random() < 0.5
