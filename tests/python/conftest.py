@@ -11,8 +11,8 @@ worker: those of the built warehouse (`warehouse_run`) as one group, and each
 module with a module-scoped fixture as another. Either way the longest work
 comes first (`LONGEST_FIRST`).
 
-Tests whose work is child processes with their own JVMs (the crash, erasure
-and run-command tests: `@pytest.mark.background(work=...)`) run that work in one
+Tests whose work is child processes with their own JVMs (the crash, erasure,
+run-command and cluster tests: `@pytest.mark.background(work=...)`) run that work in one
 thread beside the in-process tests, from the session's start, longest first:
 the in-process tests leave about a quarter of the two cores idle, and a cold
 child JVM uses a little over one. Each such test waits for its work's outcome
@@ -42,7 +42,7 @@ from lakehouse_cdc import PROJECT_ROOT
 #: crash test (960-1160, cold child JVMs), the warehouse group (about 430 to
 #: build, then its tests), erasure (about 520), then the cluster, Debezium and
 #: silver fixtures. Other tests follow in file order. In one process the
-#: background work (crash, erasure, run command) is started in this order too.
+#: background work (crash, erasure, cluster, run command) starts in this order too.
 LONGEST_FIRST = ["test_silver_crash.py", "warehouse", "test_erase.py", "test_cluster.py",
                  "test_silver_debezium.py", "test_silver_cdc.py", "test_bad_input.py",
                  "test_run_command.py", "test_maintain.py"]
@@ -401,5 +401,8 @@ def running_cluster(work: BackgroundWork) -> Iterator[dict[str, str]]:
         yield env
     finally:
         # (not through `work`: the daemons are stopped even when the session ends)
-        subprocess.run([*command, "down"], env=env, capture_output=True, timeout=120)
+        try:
+            subprocess.run([*command, "down"], env=env, capture_output=True, timeout=120)
+        except subprocess.TimeoutExpired:  # the work's own failure, if any, is the one to see
+            work.note(f"cluster down did not finish in 120 s: {home}")
         shutil.rmtree(home, ignore_errors=True)

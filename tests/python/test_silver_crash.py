@@ -26,8 +26,10 @@ from test_dimensions import _rows as dimension_rows
 
 CHILD = Path(__file__).with_name("_crash_child.py")
 KILLS = int(os.environ.get("LAKEHOUSE_CRASH_KILLS", "20"))
-#: a batch for every run (a few more than the kills: some draws are not reached)
-KNOBS = {"seed": 3, "scale": 30, "batches": KILLS + 4, "changes_per_batch": 30,
+#: a batch for every run, twice the kills: a draw a run does not reach (it made
+#: fewer writes than the last finished run) costs a batch, and runs with no
+#: batch left make few writes; batches not reached are never landed
+KNOBS = {"seed": 3, "scale": 30, "batches": 2 * KILLS, "changes_per_batch": 30,
          "multi_change_rate": 0.3, "late_rate": 0.1}
 #: the models built: a change log, the SCD2 dimension built from it, and a
 #: current-state table with hard deletes (tombstones). Each run is a fresh,
