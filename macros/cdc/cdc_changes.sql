@@ -117,7 +117,7 @@
             _cdc_file_held,
             _cdc_raw_line,
             coalesce(_cdc_extra, cast(map() as map<string, string>)) as _cdc_extra,
-            case
+            coalesce(case
                 when _cdc_malformed is not null then _cdc_malformed
                 {#- columns the YAML does not declare: added to the table
                     (as string) under schema evolution, else a reject -#}
@@ -128,11 +128,9 @@
                 when exists(map_keys(_cdc_extra), k -> {{ _cdc_unusable_column('k') }})
                     then concat('unexpected_column: ', array_join(filter(array_sort(map_keys(_cdc_extra)),
                         k -> {{ _cdc_unusable_column('k') }}), ', '), ' is not usable as a column name')
-                {%- for key in key_columns %}
-                when not (_cdc_op <=> 'T') and (`{{ key }}` is null or trim(`{{ key }}`) = '') then 'missing_key: {{ key }}'
-                {%- endfor %}
-                when _cdc_op is null or _cdc_op not in ('{{ operations | join("', '") }}')
-                    then concat('unknown_op: ', coalesce(_cdc_op, 'null'))
+            end,
+            {{ _cdc_reject_reason(key_columns, '_cdc_op', operations, [], keyless="_cdc_op <=> 'T'", blank_is_missing=true) }},
+            case
                 when _cdc_commit_ts is null or trim(_cdc_commit_ts) = '' then 'missing_sequence: commit timestamp'
                 when try_cast(_cdc_commit_ts as timestamp) is null then 'unparseable_value: commit timestamp'
                 when _cdc_phase = 1 and (_cdc_change_seq is null or trim(_cdc_change_seq) = '')
@@ -146,7 +144,7 @@
                 when {{ given }} and not ({{ lossless_cast_check('`' ~ name ~ '`', data_type) }})
                     then 'lossy_value: {{ name }} ({{ data_type }})'
                 {%- endfor %}
-            end as _cdc_reject_reason,
+            end) as _cdc_reject_reason,
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (columns | map(attribute='name') | list) %}
             `{{ column }}` as _raw_{{ column }}{{ ',' if not loop.last }}
             {%- endfor %}

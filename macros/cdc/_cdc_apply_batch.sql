@@ -1,0 +1,57 @@
+{#
+    Apply a CDC batch whose outcomes are decided (_cdc_order_batch), each
+    write only when there is something to write:
+      - quarantined rows into cdc_quarantine (_cdc_quarantine);
+      - hard deletes recorded as tombstones (a merge keeping the newest:
+        idempotent); tombstones older than cdc_tombstone_retention_hours
+        moved to the horizon;
+      - columns the files carry and the YAML does not declare added to the
+        table (_cdc_add_undeclared_columns);
+      - applied truncates (_cdc_apply_truncate), then the MERGE of the
+        applied changes (_cdc_merge_sql; a change equal to what is stored
+        is a no-op).
+#}
+{% macro _cdc_apply_batch(run, counts) %}
+    {%- set cfg = run['cfg'] -%}
+    {%- set keys = cfg['keys'] -%}
+    {%- set seq = cfg['sequence_by'] -%}
+    {%- set tombstones = run['tombstones'] -%}
+    {%- if counts['quarantined'] > 0 -%}
+        {%- do _cdc_quarantine(run) -%}
+    {%- endif -%}
+    {%- if run['has_tombstones'] -%}
+        {%- if counts['deletes'] > 0 -%}
+            {%- set tomb_merge -%}
+                merge into {{ tombstones }} as t
+                using (
+                    select `{{ keys | join('`, `') }}`, `{{ seq | join('`, `') }}`, current_timestamp() as _cdc_recorded_at
+                    from {{ run['batch'] }}
+                    where _cdc_rank = 1 and _cdc_is_delete
+                ) as s
+                on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+                when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
+                when not matched then insert *
+            {%- endset -%}
+            {%- do run_query(tomb_merge) -%}
+        {%- endif -%}
+        {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
+                          ~ cfg['tombstone_retention_hours'] ~ ')' -%}
+        {%- if run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
+            {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
+            {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set evolved = {'added': [], 'columns': []} -%}
+    {%- if '_cdc_extra' in run['names'] -%}
+        {%- set evolved = _cdc_add_undeclared_columns(run['target'], run['data_columns'],
+                              (counts['undeclared'] or '').split(',') | reject('equalto', '') | list) -%}
+    {%- endif -%}
+    {%- if counts['truncates'] > 0 -%}
+        {%- do _cdc_apply_truncate(run) -%}
+    {%- endif -%}
+    {%- if counts['applied'] > counts['truncates'] -%}
+        {%- set to_apply = '(select * from ' ~ run['batch'] ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
+        {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
+                                        run['target_columns'] + evolved['added'], run['toast'], evolved['columns'])) -%}
+    {%- endif -%}
+{% endmacro %}

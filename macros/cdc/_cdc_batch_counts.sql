@@ -1,0 +1,41 @@
+{#
+    The counts of a CDC run's batch (scratch files with every row's
+    outcome, _cdc_order_batch), by name:
+      read, applied, superseded, quarantined  rows (held rows are neither
+                                  read nor counted)
+      files, held_files          files read, files held back as incomplete
+      ignored_files              listed files that are not data files
+      deletes, truncates         changes that delete a key, applied truncates
+      undeclared                 columns the applied rows carry that the YAML
+                                 does not declare (comma-separated)
+    Fails, before anything is written, when read differs from applied +
+    superseded + quarantined: a row would be lost.
+#}
+{% macro _cdc_batch_counts(run) %}
+    {%- set totals -%}
+        select
+            count_if(not _cdc_held) as `read`,
+            count_if(_cdc_outcome = 'applied') as applied,
+            count_if(_cdc_outcome = 'superseded') as superseded,
+            count_if(_cdc_outcome = 'quarantined') as quarantined,
+            count(distinct case when not _cdc_held then _cdc_file end) as files,
+            count(distinct case when _cdc_held then _cdc_file end) as held_files,
+            count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
+            count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
+            {{ '(select count(*) from ' ~ run['listed'] ~ ' where not is_data)' if run['listed'] else '0' }} as ignored_files,
+            {{ "array_join(array_sort(array_distinct(flatten(collect_list(case when _cdc_outcome = 'applied' "
+               ~ "then map_keys(_cdc_extra) end)))), ',')" if '_cdc_extra' in run['names'] else "''" }} as undeclared
+        from {{ run['batch'] }}
+    {%- endset -%}
+    {%- set result = run_query(totals) -%}
+    {%- set counts = {} -%}
+    {%- for name in result.column_names -%}
+        {%- do counts.update({name: result.rows[0][name]}) -%}
+    {%- endfor -%}
+    {%- if counts['read'] != counts['applied'] + counts['superseded'] + counts['quarantined'] -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': " ~ counts['read'] ~ " rows read, but "
+            ~ counts['applied'] ~ " applied + " ~ counts['superseded'] ~ " superseded + " ~ counts['quarantined']
+            ~ " quarantined: rows would be lost. Nothing was applied.") -%}
+    {%- endif -%}
+    {{ return(counts) }}
+{% endmacro %}

@@ -1,0 +1,155 @@
+{#
+    Order and deduplicate one CDC batch, and decide every row's outcome,
+    each by its own rule:
+      held         its file is incomplete (e.g. cut mid-row): kept apart,
+                   neither applied nor quarantined nor logged;
+      quarantined  a reject reason (cdc_changes', or a rule of
+                   _cdc_reject_reason on the model's own columns);
+      superseded   a later change of its key in the batch, or not newer
+                   than the stored row, the tombstone or a truncate;
+      applied      the rest.
+    The batch is written once to scratch files (_cdc_scratch): its row
+    numbers come from a non-deterministic function, which Spark refuses as a
+    MERGE source, and every later step reads it. Before anything is written
+    to a table the run fails on lost or invented rows
+    (_cdc_check_conservation) and on ties the sequence cannot break.
+    Returns the batch's counts by name (_cdc_batch_counts).
+#}
+{% macro _cdc_order_batch(run) %}
+    {%- set cfg = run['cfg'] -%}
+    {%- set names = run['names'] -%}
+    {%- set keys = cfg['keys'] -%}
+    {%- set seq = cfg['sequence_by'] -%}
+    {%- set target = run['target'] -%}
+    {%- set has_tombstones = run['has_tombstones'] -%}
+    {%- set can_truncate = cfg['can_truncate'] -%}
+    {%- set provenance = ['_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
+    {#- a truncate event carries no key: applied as a truncate, or (a change
+        log, cdc_truncate_when false) kept as an event with a null key -#}
+    {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
+    {%- set hashed = [] -%}
+    {%- for column in run['data_columns'] if column.name not in provenance -%}
+        {%- do hashed.append('`' ~ column.name ~ '`') -%}
+    {%- endfor -%}
+    {%- if '_cdc_extra' in names -%}{%- do hashed.append('_cdc_extra') -%}{%- endif -%}
+    {%- set held = '_cdc_file_held is not null' if '_cdc_file_held' in names else 'false' -%}
+    {%- set checks = _cdc_reject_reason(keys, cfg['operation_column'], cfg['operations'], seq,
+                                        keyless=is_truncate ~ " or `" ~ cfg['operation_column'] ~ "` <=> 'T'") -%}
+    {%- set key_list = '`' ~ keys | join('`, `') ~ '`' -%}
+    {%- set seq_list = '`' ~ seq | join('`, `') ~ '`' -%}
+    {%- set key_join = [] -%}
+    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` <=> s.`' ~ key ~ '`') -%}{%- endfor -%}
+    {%- set rows = 'select * from src' -%}
+    {%- if run['toast'] -%}
+        {%- set fillable = [] -%}
+        {%- for column in run['data_columns'] if column.name not in keys and column.name not in seq
+                                                and not column.name.startswith('_cdc_') -%}
+            {%- do fillable.append(column.name) -%}
+        {%- endfor -%}
+        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate', '_cdc_row_hash'] -%}
+        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq) -%}
+    {%- endif -%}
+    {%- set batch_sql -%}
+        with src as (
+            select
+                *,
+                {{ held }} as _cdc_held,
+                {{ 'coalesce(_cdc_reject_reason, ' ~ checks ~ ')' if '_cdc_reject_reason' in names else checks }} as _cdc_reason,
+                coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
+                {{ is_truncate }} as _cdc_is_truncate,
+                sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
+            from {{ run['source'] }}
+        ),
+
+        ranked as (
+            select
+                *,
+                case when _cdc_reason is null and not _cdc_held and not _cdc_is_truncate then row_number() over (
+                    partition by _cdc_reason is null and not _cdc_held and not _cdc_is_truncate, {{ key_list }}
+                    order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
+                ) end as _cdc_rank
+            from ({{ rows }}) as batch_rows
+        )
+
+        select
+            s.*,
+            case
+                when s._cdc_held then 'held'
+                when s._cdc_reason is not null then 'quarantined'
+                {#- a truncate is applied unless an applied one is newer; a
+                    change older than the newest truncate is gone with it -#}
+                when s._cdc_is_truncate then
+                    case when h.truncated is null or {{ _cdc_seq_struct('s', seq) }} >= h.truncated
+                        then 'applied' else 'superseded' end
+                when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(h.truncated, b.truncated)' if can_truncate else 'h.truncated' }}
+                    then 'superseded'
+                when s._cdc_rank > 1 then 'superseded'
+                {%- if has_tombstones %}
+                when t._cdc_present is null and d.`{{ keys[0] }}` is null
+                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest then 'quarantined'
+                {%- endif %}
+                when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
+                    {%- if has_tombstones %}
+                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
+                    {%- endif %}
+                    then 'applied'
+                else 'superseded'
+            end as _cdc_outcome,
+            coalesce(s._cdc_reason
+                {%- if has_tombstones %},
+                case when s._cdc_rank = 1 and t._cdc_present is null and d.`{{ keys[0] }}` is null
+                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest
+                    then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
+                end
+                {%- endif %}) as _cdc_final_reason
+        from ranked as s
+        left join (select {{ key_list }}, {{ seq_list }}, true as _cdc_present from {{ target }}) as t
+            on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
+        {%- if has_tombstones %}
+        left join {{ run['tombstones'] }} as d
+            on s._cdc_rank = 1 and {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
+        {%- endif %}
+        cross join (
+            select
+                max(case when p.`{{ keys[0] }}` is not null then {{ _cdc_seq_struct('p', seq) }} end) as newest,
+                max(case when p.`{{ keys[0] }}` is null then {{ _cdc_seq_struct('p', seq) }} end) as truncated
+            from {{ run['horizon'] }} as p
+        ) as h
+        {#- where no row can be an applicable truncate (cdc_config), the
+            batch's newest truncate is not computed (a second pass) -#}
+        {%- if can_truncate %}
+        cross join (
+            select max({{ _cdc_seq_struct('r', seq) }}) as truncated
+            from ranked as r
+            where r._cdc_is_truncate and r._cdc_reason is null and not r._cdc_held
+        ) as b
+        {%- endif %}
+    {%- endset -%}
+    {%- set batch = run['batch'] -%}
+    {%- do _cdc_scratch_write(run['schema'], batch, batch_sql) -%}
+
+    {%- if '_cdc_file_rows' in names -%}
+        {%- do _cdc_check_conservation(run['schema'], batch) -%}
+    {%- endif -%}
+    {%- set ties -%}
+        select to_json(named_struct(
+            {%- for key in keys %}'{{ key }}', `{{ key }}`, {% endfor -%}
+            {%- for column in seq %}'{{ column }}', `{{ column }}`{{ ', ' if not loop.last }}{% endfor -%}
+        )) as tie
+        from {{ batch }}
+        where _cdc_reason is null and not _cdc_held
+        group by {{ key_list }}, {{ seq_list }}
+        having count(distinct _cdc_row_hash) > 1
+        limit 20
+    {%- endset -%}
+    {%- set tie_rows = run_query(ties).rows -%}
+    {%- if tie_rows | length > 0 -%}
+        {%- do _cdc_scratch_drop(run['schema'], batch) -%}
+        {%- do exceptions.raise_compiler_error(
+            "model '" ~ model.name ~ "': " ~ tie_rows | length ~ (" or more" if tie_rows | length == 20 else "")
+            ~ " key(s) have different changes with the same sequence (" ~ seq | join(', ')
+            ~ "), so which one is last cannot be decided: " ~ tie_rows | map(attribute=0) | join('; ')
+            ~ ". Add a column that breaks the tie to cdc_sequence_by, or correct the source files.") -%}
+    {%- endif -%}
+    {{ return(_cdc_batch_counts(run)) }}
+{% endmacro %}

@@ -1,0 +1,63 @@
+{#
+    Before a CDC run reads its batch: the schema's bookkeeping tables
+    (_cdc_ensure_log_tables); on the first run or a full refresh an empty
+    table with the model's columns, its tombstones, horizon and file log
+    entries dropped; on later runs the table's schema evolved to the model's
+    columns (_cdc_evolve_schema). Then the tables the run reads beside the
+    target: the tombstones of hard deletes (a hard-delete model that is not a
+    change log) and the horizon (purged tombstones, applied truncates).
+    Sets run['target_columns'], the table's columns before the batch.
+#}
+{% macro _cdc_prepare_target(run) %}
+    {%- set cfg = run['cfg'] -%}
+    {%- set target = run['target'] -%}
+    {%- set schema = run['schema'] -%}
+    {%- do _cdc_ensure_log_tables(schema) -%}
+    {%- if run['initial'] -%}
+        {%- do run_query('drop table if exists ' ~ target) -%}
+        {%- set ddl -%}
+            create table {{ target }} (
+                {%- for column in run['data_columns'] %}
+                `{{ column.name }}` {{ column.data_type }},
+                {%- endfor %}
+                {%- if run['soft'] %}
+                is_deleted boolean,
+                deleted_at timestamp,
+                {%- endif %}
+                _cdc_loaded_at timestamp,
+                _cdc_run_id string
+            )
+            using iceberg
+            {{ partition_cols(label='partitioned by') }}
+            tblproperties (
+                'format-version' = '2',
+                'write.merge.mode' = '{{ cfg['write_mode'] }}',
+                'write.update.mode' = '{{ cfg['write_mode'] }}',
+                'write.delete.mode' = '{{ cfg['write_mode'] }}'
+            )
+        {%- endset -%}
+        {%- do run_query(ddl) -%}
+        {%- do run_query('alter table ' ~ target ~ ' write ordered by ' ~ cfg['keys'] | join(', ')) -%}
+        {%- do run_query('drop table if exists ' ~ run['tombstones']) -%}
+        {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
+        {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
+    {%- else -%}
+        {%- do _cdc_evolve_schema(target, run['data_columns']) -%}
+    {%- endif -%}
+    {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}
+    {#- the key and sequence of hard deletes (tombstones) and the horizon:
+        purged tombstones (the newest of them: older changes of keys the
+        table does not hold may be echoes of a forgotten delete) and applied
+        truncates (null keys: every older change is gone) -#}
+    {%- for table in [run['tombstones'], run['horizon']] if table != run['tombstones'] or run['has_tombstones'] -%}
+        {%- set ddl -%}
+            create table if not exists {{ table }} (
+                {%- for column in run['data_columns'] if column.name in cfg['keys'] or column.name in cfg['sequence_by'] %}
+                `{{ column.name }}` {{ column.data_type }},
+                {%- endfor %}
+                _cdc_recorded_at timestamp
+            ) using iceberg tblproperties ('format-version' = '2')
+        {%- endset -%}
+        {%- do run_query(ddl) -%}
+    {%- endfor -%}
+{% endmacro %}

@@ -1,0 +1,76 @@
+{#
+    The last step of a CDC run, and the only one that marks files as read:
+    every listed file into cdc_file_log (applied, with its rows in the file,
+    read, applied, superseded, quarantined and Debezium events skipped; or
+    ignored, not a data file; files held back as incomplete are not logged,
+    so the next run reads them again), the run's scratch files and
+    temporary views dropped, and the run's line in the dbt log. Returns the
+    statement that writes the run's row into cdc_run_audit (the strategy's
+    SQL, run by the materialization).
+#}
+{% macro _cdc_record(run, counts) %}
+    {%- set schema = run['schema'] -%}
+    {%- set batch = run['batch'] -%}
+    {%- set listed = run['listed'] -%}
+    {%- set events = run['events'] -%}
+    {%- if listed is none -%}
+        {#- a model that does not read through cdc_changes(): the files it read -#}
+        {%- set files = '(select _cdc_file as file_path, max(_cdc_file_modified_at) as file_modified_at, '
+                        ~ 'cast(null as bigint) as file_size, true as is_data from ' ~ batch ~ ' group by _cdc_file)' -%}
+    {%- else -%}
+        {%- set files = listed -%}
+    {%- endif -%}
+    {%- set file_log -%}
+        insert into {{ schema }}.cdc_file_log
+            (model_name, file_path, file_modified_at, row_count, applied_at, run_id, status, file_size,
+             rows_in_file, rows_applied, rows_superseded, rows_quarantined, events_skipped)
+        select
+            {{ sql_string(model.name) }}, f.file_path, f.file_modified_at, coalesce(c.rows_read, 0),
+            current_timestamp(), '{{ invocation_id }}',
+            case when f.is_data then 'applied' else 'ignored' end, f.file_size,
+            case when f.is_data then coalesce(c.rows_in_file, 0) end,
+            coalesce(c.rows_applied, 0), coalesce(c.rows_superseded, 0), coalesce(c.rows_quarantined, 0),
+            {{ 'coalesce(e.events_skipped, 0)' if events else '0' }}
+        from {{ files }} as f
+        left join (
+            select
+                _cdc_file as file_path,
+                {{ 'max(_cdc_file_rows)' if '_cdc_file_rows' in run['names'] else 'count(*)' }} as rows_in_file,
+                count_if(not _cdc_held) as rows_read,
+                count_if(_cdc_outcome = 'applied') as rows_applied,
+                count_if(_cdc_outcome = 'superseded') as rows_superseded,
+                count_if(_cdc_outcome = 'quarantined') as rows_quarantined,
+                bool_or(_cdc_held) as held
+            from {{ batch }}
+            group by _cdc_file
+        ) as c on f.file_path = c.file_path
+        {%- if events %}
+        left join {{ events }} as e on f.file_path = e.file_path
+        {%- endif %}
+        where not coalesce(c.held, false)
+    {%- endset -%}
+    {%- do run_query(file_log) -%}
+    {%- do _cdc_scratch_drop(schema, batch) -%}
+    {%- for view in [listed, events] if view -%}
+        {%- do run_query('drop view if exists ' ~ view) -%}
+    {%- endfor -%}
+    {%- set snapshot = run_query('select snapshot_id from ' ~ run['target'] ~ '.snapshots order by committed_at desc limit 1').rows -%}
+    {%- do log('cdc ' ~ model.name ~ ': ' ~ counts['files'] ~ ' file(s), ' ~ counts['read'] ~ ' read, '
+               ~ counts['applied'] ~ ' applied, ' ~ counts['superseded'] ~ ' superseded, '
+               ~ counts['quarantined'] ~ ' quarantined'
+               ~ (', ' ~ counts['ignored_files'] ~ ' non-data file(s) ignored' if counts['ignored_files'] else '')
+               ~ (', ' ~ counts['held_files'] ~ ' incomplete file(s) held back' if counts['held_files'] else ''), info=true) -%}
+    {%- set audit -%}
+        insert into {{ schema }}.cdc_run_audit
+            (model_name, run_id, run_started_at, finished_at, is_initial, files_read, rows_read, rows_applied,
+             rows_superseded, rows_quarantined, snapshot_id, files_ignored, files_held)
+        values (
+            {{ sql_string(model.name) }}, '{{ invocation_id }}', timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}',
+            current_timestamp(), {{ 'true' if run['initial'] else 'false' }},
+            {{ counts['files'] }}, {{ counts['read'] }}, {{ counts['applied'] }}, {{ counts['superseded'] }},
+            {{ counts['quarantined'] }}, {{ snapshot[0][0] if snapshot | length > 0 else 'null' }},
+            {{ counts['ignored_files'] }}, {{ counts['held_files'] }}
+        )
+    {%- endset -%}
+    {{ return(audit) }}
+{% endmacro %}
