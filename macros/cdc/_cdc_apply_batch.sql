@@ -9,7 +9,7 @@
         table (_cdc_add_undeclared_columns);
       - applied truncates (_cdc_apply_truncate), then the MERGE of the
         applied changes (_cdc_merge_sql; a change equal to what is stored
-        is a no-op).
+        is a no-op); into the table this run created empty, an insert.
 #}
 {% macro _cdc_apply_batch(run, counts) %}
     {%- set cfg = run['cfg'] -%}
@@ -52,6 +52,7 @@
     {%- if counts['applied'] > counts['truncates'] -%}
         {%- set to_apply = '(select * from ' ~ run['batch'] ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
         {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
-                                        run['target_columns'] + evolved['added'], run['toast'], evolved['columns'])) -%}
+                                        run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
+                                        empty_target=run['initial'])) -%}
     {%- endif -%}
 {% endmacro %}

@@ -3,9 +3,12 @@
     than what is stored) into the silver table; `unavailable`: the changes
     carry _cdc_unavailable (columns to keep as stored). The sequence guard is
     repeated in the MERGE so that it holds even if the table changed between
-    the selection of the changes and this statement.
+    the selection of the changes and this statement. `empty_target`: the
+    table was created empty by this run (first run, full refresh): a plain
+    insert of the same rows.
 #}
-{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[]) %}
+{% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[],
+                        empty_target=false) %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
@@ -50,6 +53,18 @@
         {%- do insert_names.extend(['is_deleted', 'deleted_at']) -%}
         {%- do insert_values.extend(['s._cdc_is_delete', 'case when s._cdc_is_delete then s.`' ~ deleted_at ~ '` end']) -%}
     {%- endif -%}
+    {%- set insert_columns = insert_names | map('tojson') | join(', ') | replace('"', '`') -%}
+    {%- if empty_target -%}
+    {#- the table was created empty by this run: every change is an insert
+        (the last per key; in hard mode not a delete), and an insert costs a
+        fraction of a MERGE, which joins the batch with the table -#}
+    insert into {{ target }} ({{ insert_columns }})
+    select {{ insert_values | join(', ') }}
+    from {{ changes }} as s
+    {%- if not soft %}
+    where not s._cdc_is_delete
+    {%- endif %}
+    {%- else %}
     merge into {{ target }} as t
     using {{ changes }} as s
     on {% for key in keys %}t.`{{ key }}` <=> s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
@@ -66,13 +81,14 @@
         {{ updates | join(',\n        ') }},
         t.is_deleted = false,
         t.deleted_at = null
-    when not matched then insert ({{ insert_names | map('tojson') | join(', ') | replace('"', '`') }})
+    when not matched then insert ({{ insert_columns }})
         values ({{ insert_values | join(', ') }})
     {%- else %}
     when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then delete
     when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
         {{ updates | join(',\n        ') }}
-    when not matched and not s._cdc_is_delete then insert ({{ insert_names | map('tojson') | join(', ') | replace('"', '`') }})
+    when not matched and not s._cdc_is_delete then insert ({{ insert_columns }})
         values ({{ insert_values | join(', ') }})
+    {%- endif %}
     {%- endif %}
 {% endmacro %}
