@@ -38,25 +38,7 @@
     {%- set key_list = '`' ~ keys | join('`, `') ~ '`' -%}
     {%- set seq_list = '`' ~ seq | join('`, `') ~ '`' -%}
     {%- set key_join = [] -%}
-    {%- set key_match = [] -%}
-    {%- for key in keys -%}
-        {%- do key_join.append('t.`' ~ key ~ '` <=> s.`' ~ key ~ '`') -%}
-        {%- do key_match.append('t.`' ~ key ~ '` = k.`' ~ key ~ '`') -%}
-    {%- endfor -%}
-    {%- set stored_list = 't.`' ~ (keys + seq) | join('`, t.`') ~ '`' -%}
-    {#- The stored rows read are those of the batch's keys (a semi join), so
-        that only they take part in the join with the batch. When the new
-        files are small enough for their keys to be held in memory
-        (256 MiB of files: a few million rows), the keys are broadcast to the
-        scan of the table, which is then not shuffled: the cost of a batch
-        follows its size more than the table's. A first run (the table was
-        created empty) reads no stored row. -#}
-    {%- set broadcast = run['new_bytes'] is not none and run['new_bytes'] <= 268435456 -%}
-    {#- the batch is read twice (its rows, and its keys for the stored rows):
-        read and validated once, into scratch files, unless this is a first
-        run, which reads it once -#}
-    {%- set source = run['source'] if run['initial']
-                     else _cdc_scratch_write(run['schema'], run['batch'] ~ '_read', 'select * from ' ~ run['source']) -%}
+    {%- for key in keys -%}{%- do key_join.append('t.`' ~ key ~ '` <=> s.`' ~ key ~ '`') -%}{%- endfor -%}
     {%- set rows = 'select * from src' -%}
     {%- if run['toast'] -%}
         {%- set fillable = [] -%}
@@ -76,7 +58,7 @@
                 coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
                 {{ is_truncate }} as _cdc_is_truncate,
                 sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
-            from {{ source }}
+            from {{ run['source'] }}
         ),
 
         ranked as (
@@ -121,17 +103,7 @@
                 end
                 {%- endif %}) as _cdc_final_reason
         from ranked as s
-        left join (
-            select {{ '/*+ BROADCAST(k) */ ' if broadcast }}{{ stored_list }}, true as _cdc_present
-            from {{ target }} as t
-            left semi join (
-                select {{ key_list }} from src
-                where _cdc_reason is null and not _cdc_held and not _cdc_is_truncate
-            ) as k on {{ key_match | join(' and ') }}
-            {%- if run['initial'] %}
-            where false
-            {%- endif %}
-        ) as t
+        left join (select {{ key_list }}, {{ seq_list }}, true as _cdc_present from {{ target }}) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
         {%- if has_tombstones %}
         left join {{ run['tombstones'] }} as d
@@ -155,9 +127,6 @@
     {%- endset -%}
     {%- set batch = run['batch'] -%}
     {%- do _cdc_scratch_write(run['schema'], batch, batch_sql) -%}
-    {%- if not run['initial'] -%}
-        {%- do _cdc_scratch_drop(run['schema'], source) -%}
-    {%- endif -%}
 
     {%- if '_cdc_file_rows' in names -%}
         {%- do _cdc_check_conservation(run['schema'], batch) -%}

@@ -41,19 +41,15 @@
     What every step of one run needs, computed once: the settings
     (cdc_config), the batch's columns, the table names, and the temporary
     views cdc_changes left (`listed`: this run's frozen file list;
-    `events`: Debezium events skipped per file), each none when absent, and
-    `new_bytes`, the size of the new files (none when not listed).
+    `events`: Debezium events skipped per file), each none when absent.
     When no new file landed, only {'nothing_new': true, 'listed': ...}.
 -#}
 {% macro _cdc_run(source, target, initial) %}
     {%- set listed = this.identifier ~ '__cdc_files' -%}
     {%- set events = this.identifier ~ '__cdc_events' -%}
     {%- set views = run_query("show tables like '" ~ listed ~ "|" ~ events ~ "'").columns[1].values() | list -%}
-    {#- (files, bytes) new in this run, when cdc_changes listed them -#}
-    {%- set new_files = run_query('select count(*), coalesce(sum(file_size), 0) from ' ~ listed).rows[0]
-                        if listed | lower in views else none -%}
     {#- nothing new landed for this model: nothing to read, write or log -#}
-    {%- if not initial and new_files is not none and new_files[0] == 0 -%}
+    {%- if not initial and listed | lower in views and run_query('select count(*) from ' ~ listed).rows[0][0] == 0 -%}
         {{ return({'nothing_new': true, 'listed': listed}) }}
     {%- endif -%}
     {%- set cfg = cdc_config() -%}
@@ -82,7 +78,6 @@
         'horizon': schema ~ '.' ~ target.identifier ~ '__cdc_horizon',
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
-        'new_bytes': new_files[1] if new_files is not none else none,
         'nothing_new': false,
     } -%}
     {{ return(run) }}
