@@ -161,7 +161,7 @@
         ) as trimmed
     ),
 
-    {#- the file's facts (header, field count, byte check) by windows over
+    {#- the file's facts (header, field count, data rows, byte check) by windows over
         the file, not an aggregate joined back: the lines are parsed once -#}
     files as (
         select
@@ -173,6 +173,11 @@
             mode(case when record_no >= 0 and record <> '' then size(fields) end) over (partition by file)
                 as field_count,
             {%- endif %}
+            {#- the data rows, counted before any is mapped (row conservation);
+                in this window rather than one of its own: each window over
+                a file is a pass over all its lines in one task -#}
+            count(case when record_no >= {{ 1 if cfg['header'] else 0 }} and record <> '' then 1 end)
+                over (partition by file) as file_rows,
             {#- a compressed file's size is not its text's: no byte check there -#}
             {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
             max(case when file_name rlike '\\.gz$' then 'gz'
@@ -224,10 +229,7 @@
     ),
 
     data_rows as (
-        select
-            *,
-            count(*) over (partition by file) as file_rows
-        from shaped
+        select * from shaped
         where record_no >= {{ 1 if cfg['header'] else 0 }} and record <> ''
     ),
 
