@@ -100,6 +100,8 @@
     {%- set known = (bronze_header_columns(cfg, 1) | map('lower') | list) + data_names -%}
     {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
     {%- set field = '(?:"(?:[^"]++|"")*+"|[^",]*+)' -%}
+    {#- a data row: not the header, not an empty line -#}
+    {%- set is_data_row = "record_no >= " ~ (1 if cfg['header'] else 0) ~ " and record <> ''" -%}
     with numbered as (
         {{ _bronze_numbered_lines(lines_table, predicate) }}
     ),
@@ -170,13 +172,13 @@
             transform(min_by(fields, record_no) over (partition by file), n -> lower(trim(n))) as names,
             min_by(well_formed, record_no) over (partition by file) as header_well_formed,
             {%- else %}
-            mode(case when record_no >= 0 and record <> '' then size(fields) end) over (partition by file)
+            mode(case when {{ is_data_row }} then size(fields) end) over (partition by file)
                 as field_count,
             {%- endif %}
             {#- the data rows, counted before any is mapped (row conservation);
                 in this window rather than one of its own: each window over
                 a file is a pass over all its lines in one task -#}
-            count(case when record_no >= {{ 1 if cfg['header'] else 0 }} and record <> '' then 1 end)
+            count(case when {{ is_data_row }} then 1 end)
                 over (partition by file) as file_rows,
             {#- a compressed file's size is not its text's: no byte check there -#}
             {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
@@ -230,7 +232,7 @@
 
     data_rows as (
         select * from shaped
-        where record_no >= {{ 1 if cfg['header'] else 0 }} and record <> ''
+        where {{ is_data_row }}
     ),
 
     mapped as (
