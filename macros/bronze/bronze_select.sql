@@ -102,91 +102,38 @@
     {%- set field = '(?:"(?:[^"]++|"")*+"|[^",]*+)' -%}
     {#- a data row: not the header, not an empty line -#}
     {%- set is_data_row = "record_no >= " ~ (1 if cfg['header'] else 0) ~ " and record <> ''" -%}
-    with numbered as (
-        {{ _bronze_numbered_lines(lines_table, predicate) }}
-    ),
-
-    marked as (
-        select
-            *,
-            sum(quotes) over (partition by file order by line_no
-                              rows between unbounded preceding and current row) % 2 = 0 as is_end,
-            sum(octet_length(line) + 1) over (partition by file) as file_bytes
-        from (
-            select
-                *,
-                case when line_no = 1 then regexp_replace(line, '^\uFEFF', '') else line end as text,
-                length(line) - length(replace(line, '"', '')) as quotes
-            from numbered
-        ) as counted
-    ),
-
-    records as (
+    {#- a record without `"` is well formed and its fields are its commas' pieces:
+        no regular expression for it -#}
+    {%- set well_formed_expr = "(instr(record, '\"') = 0 or record rlike '^" ~ field ~ "(?:," ~ field ~ ")*+$')" -%}
+    {%- set fields_expr -%}
+        transform(case when instr(record, '"') = 0 then split(record, ',', -1)
+                       else regexp_extract_all(concat(',', record), ',({{ field }})', 1) end,
+                  f -> case
+                      when f like '"%' then replace(substr(f, 2, length(f) - 2), '""', '"')
+                      when f = '' or f = {{ sql_string(cfg['null_value']) }} then null
+                      else f
+                  end)
+    {%- endset -%}
+    {#- the records are read twice (the file facts, the rows) as a subquery, not a
+        CTE: Spark shuffles a CTE with a non-deterministic column (the read
+        order) that is referenced twice, to compute it once -#}
+    {%- set records = _bronze_csv_records(lines_table, predicate, phase_expr) %}
+    {#- the file's facts (header, field count, data rows), an aggregate per file:
+        only the header record is parsed for it #}
+    with facts as (
         select
             file,
-            record_no,
-            max(file_name) as file_name,
-            max(file_modified_at) as file_modified_at,
-            max(file_size) as file_size,
-            max(file_bytes) as file_bytes,
-            bool_or(is_end) as complete,
-            array_join(transform(array_sort(collect_list(named_struct('n', line_no, 't', text))),
-                                 x -> x.t), '\n') as text
-        from (
-            select
-                *,
-                coalesce(sum(case when is_end then 1 else 0 end) over (
-                    partition by file order by line_no
-                    rows between unbounded preceding and 1 preceding), 0) as record_no
-            from marked
-        ) as grouped
-        group by file, record_no
-    ),
-
-    parsed as (
-        select
-            *,
-            {{ phase_expr }} as phase,
-            record rlike '^{{ field }}(?:,{{ field }})*+$' as well_formed,
-            transform(regexp_extract_all(concat(',', record), ',({{ field }})', 1),
-                      f -> case
-                          when f like '"%' then replace(substr(f, 2, length(f) - 2), '""', '"')
-                          when f = '' or f = {{ sql_string(cfg['null_value']) }} then null
-                          else f
-                      end) as fields
-        from (
-            select
-                *,
-                case when complete and text like '%\r' then substr(text, 1, length(text) - 1)
-                     else text end as record
-            from records
-        ) as trimmed
-    ),
-
-    {#- the file's facts (header, field count, data rows, byte check) by windows over
-        the file, not an aggregate joined back: the lines are parsed once -#}
-    files as (
-        select
-            *,
+            max(phase) as phase,
             {%- if cfg['header'] %}
-            transform(min_by(fields, record_no) over (partition by file), n -> lower(trim(n))) as names,
-            min_by(well_formed, record_no) over (partition by file) as header_well_formed,
+            transform(max(case when record_no = 0 then {{ fields_expr }} end), n -> lower(trim(n))) as names,
+            max(case when record_no = 0 then {{ well_formed_expr }} end) as header_well_formed,
             {%- else %}
-            mode(case when {{ is_data_row }} then size(fields) end) over (partition by file)
-                as field_count,
+            mode(case when {{ is_data_row }} then size({{ fields_expr }}) end) as field_count,
             {%- endif %}
-            {#- the data rows, counted before any is mapped (row conservation);
-                in this window rather than one of its own: each window over
-                a file is a pass over all its lines in one task -#}
-            count(case when {{ is_data_row }} then 1 end)
-                over (partition by file) as file_rows,
-            {#- a compressed file's size is not its text's: no byte check there -#}
-            {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
-            max(case when file_name rlike '\\.gz$' then 'gz'
-                     when file_bytes in (file_size + 1, file_size - 2) then 'no_final_newline'
-                     when file_bytes in (file_size, file_size - 3) then 'ok'
-                     else 'unaccounted' end) over (partition by file) as byte_check
-        from parsed
+            {#- the data rows, counted before any is mapped (row conservation) -#}
+            count(case when {{ is_data_row }} then 1 end) as file_rows
+        from ({{ records }}) as records
+        group by file
     ),
 
     shaped as (
@@ -227,11 +174,30 @@
                 {%- endfor %}
             end as file_reason
             {%- endif %}
-        from files as f
+        from facts as f
     ),
 
+    {#- each row with its file's facts, broadcast: every step from here is per row -#}
     data_rows as (
-        select * from shaped
+        select /*+ broadcast(f) */
+            r.*,
+            {{ well_formed_expr }} as well_formed,
+            {{ fields_expr }} as fields,
+            f.names,
+            f.file_reason,
+            f.file_rows,
+            {%- if cfg['header'] %}
+            filter(f.names, n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)) as undeclared,
+            {%- endif %}
+            {#- a compressed file's size is not its text's: no byte check there -#}
+            {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
+            case when r.file_name rlike '\\.gz$' then 'gz'
+                 when r.file_bytes in (r.file_size + 1, r.file_size - 2) then 'no_final_newline'
+                 when r.file_bytes in (r.file_size, r.file_size - 3) then 'ok'
+                 else 'unaccounted' end as byte_check
+        from ({{ records }}) as r
+        join shaped as f
+            on r.file = f.file
         where {{ is_data_row }}
     ),
 
@@ -271,8 +237,11 @@
         malformed as _cdc_malformed,
         record as _cdc_raw_line,
         {%- if cfg['header'] %}
-        case when malformed is null then map_from_entries(filter(arrays_zip(names, fields),
-            e -> not array_contains(array({{ _bronze_sql_list(known) }}), e.names))) end as _cdc_extra,
+        case
+            when malformed is not null then null
+            when size(undeclared) = 0 then cast(map() as map<string, string>)
+            else map_from_entries(filter(arrays_zip(names, fields), e -> array_contains(undeclared, e.names)))
+        end as _cdc_extra,
         {%- else %}
         cast(map() as map<string, string>) as _cdc_extra,
         {%- endif %}
@@ -282,6 +251,63 @@
         end as _cdc_file_held
     from mapped
 {% endmacro %}
+
+{#
+    A CSV file's records: a file without a line of odd quote count (the usual
+    case) has one record per line; in a file with one, a record ends at a line
+    where the count of `"` so far is even.
+#}
+{% macro _bronze_csv_records(lines_table, predicate, phase_expr) %}
+        select
+            *,
+            {{ phase_expr }} as phase,
+            case when complete and text like '%\r' then substr(text, 1, length(text) - 1)
+                 else text end as record
+        from (
+            select
+                file,
+                line_no - 1 as record_no,
+                file_name,
+                file_modified_at,
+                file_size,
+                file_bytes,
+                true as complete,
+                {{ _bronze_bom_stripped('line') }} as text
+            from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
+            where not multiline
+
+            union all
+
+            select
+                file,
+                record_no,
+                max(file_name) as file_name,
+                max(file_modified_at) as file_modified_at,
+                max(file_size) as file_size,
+                max(file_bytes) as file_bytes,
+                bool_or(is_end) as complete,
+                array_join(transform(array_sort(collect_list(named_struct('n', line_no, 't', text))),
+                                     x -> x.t), '\n') as text
+            from (
+                select
+                    *,
+                    coalesce(sum(case when is_end then 1 else 0 end) over (
+                        partition by file order by line_no
+                        rows between unbounded preceding and 1 preceding), 0) as record_no
+                from (
+                    select
+                        *,
+                        {{ _bronze_bom_stripped('line') }} as text,
+                        sum(length(line) - length(replace(line, '"', ''))) over (
+                            partition by file order by line_no
+                            rows between unbounded preceding and current row) % 2 = 0 as is_end
+                    from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
+                    where multiline
+                ) as marked
+            ) as grouped
+            group by file, record_no
+        ) as all_records
+{%- endmacro %}
 
 {% macro _bronze_sql_list(values) -%}
     {%- for value in values -%}{{ sql_string(value) }}{{ ', ' if not loop.last }}{%- endfor -%}
@@ -391,15 +417,52 @@
 {% endmacro %}
 
 {#
-    The lines of the files matching `predicate`, numbered in file order
-    (block start, then read order within the block), with the file's name,
-    landing time and size.
+    The lines of the files matching `predicate`, numbered in file order, with
+    the file's name, landing time, size, the bytes its lines account for
+    (`file_bytes`) and whether any line has an odd number of `"` (`multiline`:
+    a quoted value may span lines). Numbered without a window over the file:
+    a split (one block of one file) is read whole, in order, by one task, so
+    its rows get consecutive ids; a small aggregate per split gives the lines
+    of the splits before it, broadcast back. Every step runs on every core.
 #}
 {% macro _bronze_numbered_lines(lines_table, predicate) %}
-        select
-            *,
-            row_number() over (partition by file order by block_start, read_id) as line_no
+        select /*+ broadcast(o) */
+            l.*,
+            o.lines_before + l.read_id - o.first_id + 1 as line_no,
+            o.file_bytes,
+            o.multiline
         from (
+            {{ _bronze_raw_lines(lines_table, predicate) }}
+        ) as l
+        join (
+            select
+                file,
+                block_start,
+                first_id,
+                coalesce(sum(lines) over (partition by file order by block_start
+                                          rows between unbounded preceding and 1 preceding), 0) as lines_before,
+                sum(bytes) over (partition by file) as file_bytes,
+                bool_or(odd) over (partition by file) as multiline
+            from (
+                select
+                    file,
+                    block_start,
+                    count(*) as lines,
+                    min(read_id) as first_id,
+                    sum(octet_length(line) + 1) as bytes,
+                    bool_or((length(line) - length(replace(line, '"', ''))) % 2 = 1) as odd
+                from ({{ _bronze_raw_lines(lines_table, predicate) }}) as split_lines
+                group by file, block_start
+            ) as splits
+        ) as o
+            on l.file = o.file and l.block_start = o.block_start
+{%- endmacro %}
+
+{% macro _bronze_bom_stripped(line) -%}
+    case when line_no = 1 then regexp_replace({{ line }}, '^\uFEFF', '') else {{ line }} end
+{%- endmacro %}
+
+{% macro _bronze_raw_lines(lines_table, predicate) %}
             select
                 _metadata.file_path as file,
                 _metadata.file_name as file_name,
@@ -410,7 +473,6 @@
                 value as line
             from {{ lines_table }}
             where {{ predicate }}
-        ) as raw_lines
 {%- endmacro %}
 
 {#
@@ -434,8 +496,7 @@
     parsed as (
         select
             *,
-            from_json(text, 'map<string, string>') as fields,
-            sum(octet_length(line) + 1) over (partition by file) as file_bytes
+            from_json(text, 'map<string, string>') as fields
         from (select *, trim(regexp_replace(line, '^\uFEFF', '')) as text from numbered) as trimmed
     ),
 
