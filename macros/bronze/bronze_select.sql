@@ -131,7 +131,11 @@
             mode(case when {{ is_data_row }} then size({{ fields_expr }}) end) as field_count,
             {%- endif %}
             {#- the data rows, counted before any is mapped (row conservation) -#}
-            count(case when {{ is_data_row }} then 1 end) as file_rows
+            count(case when {{ is_data_row }} then 1 end) as file_rows,
+            {#- the bytes the lines account for, from this read of the file -#}
+            sum(octet_length(text) + 1) as file_bytes,
+            max(file_size) as file_size,
+            max(file_name) as file_name
         from ({{ records }}) as records
         group by file
     ),
@@ -191,9 +195,13 @@
             {%- endif %}
             {#- a compressed file's size is not its text's: no byte check there -#}
             {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
-            case when r.file_name rlike '\\.gz$' then 'gz'
-                 when r.file_bytes in (r.file_size + 1, r.file_size - 2) then 'no_final_newline'
-                 when r.file_bytes in (r.file_size, r.file_size - 3) then 'ok'
+            {#- the lines are read more than once in this query (split counts,
+                file facts, rows): a line beyond the split counts is a file
+                that changed between the reads -#}
+            case when r.beyond then 'unaccounted'
+                 when f.file_name rlike '\\.gz$' then 'gz'
+                 when f.file_bytes in (f.file_size + 1, f.file_size - 2) then 'no_final_newline'
+                 when f.file_bytes in (f.file_size, f.file_size - 3) then 'ok'
                  else 'unaccounted' end as byte_check
         from ({{ records }}) as r
         join shaped as f
@@ -270,7 +278,7 @@
                 file_name,
                 file_modified_at,
                 file_size,
-                file_bytes,
+                line_no > file_lines as beyond,
                 true as complete,
                 {{ _bronze_bom_stripped('line') }} as text
             from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
@@ -284,7 +292,7 @@
                 max(file_name) as file_name,
                 max(file_modified_at) as file_modified_at,
                 max(file_size) as file_size,
-                max(file_bytes) as file_bytes,
+                bool_or(line_no > file_lines) as beyond,
                 bool_or(is_end) as complete,
                 array_join(transform(array_sort(collect_list(named_struct('n', line_no, 't', text))),
                                      x -> x.t), '\n') as text
@@ -418,9 +426,9 @@
 
 {#
     The lines of the files matching `predicate`, numbered in file order, with
-    the file's name, landing time, size, the bytes its lines account for
-    (`file_bytes`) and whether any line has an odd number of `"` (`multiline`:
-    a quoted value may span lines). Numbered without a window over the file:
+    the file's name, landing time, size, its line count (`file_lines`) and
+    whether any line has an odd number of `"` (`multiline`: a quoted value may
+    span lines). Numbered without a window over the file:
     a split (one block of one file) is read whole, in order, by one task, so
     its rows get consecutive ids; a small aggregate per split gives the lines
     of the splits before it, broadcast back. Every step runs on every core.
@@ -429,7 +437,7 @@
         select /*+ broadcast(o) */
             l.*,
             o.lines_before + l.read_id - o.first_id + 1 as line_no,
-            o.file_bytes,
+            o.file_lines,
             o.multiline
         from (
             {{ _bronze_raw_lines(lines_table, predicate) }}
@@ -441,7 +449,7 @@
                 first_id,
                 coalesce(sum(lines) over (partition by file order by block_start
                                           rows between unbounded preceding and 1 preceding), 0) as lines_before,
-                sum(bytes) over (partition by file) as file_bytes,
+                sum(lines) over (partition by file) as file_lines,
                 bool_or(odd) over (partition by file) as multiline
             from (
                 select
@@ -449,7 +457,6 @@
                     block_start,
                     count(*) as lines,
                     min(read_id) as first_id,
-                    sum(octet_length(line) + 1) as bytes,
                     bool_or((length(line) - length(replace(line, '"', ''))) % 2 = 1) as odd
                 from ({{ _bronze_raw_lines(lines_table, predicate) }}) as split_lines
                 group by file, block_start
@@ -496,7 +503,8 @@
     parsed as (
         select
             *,
-            from_json(text, 'map<string, string>') as fields
+            from_json(text, 'map<string, string>') as fields,
+            sum(octet_length(line) + 1) over (partition by file) as file_bytes
         from (select *, trim(regexp_replace(line, '^\uFEFF', '')) as text from numbered) as trimmed
     ),
 
