@@ -149,3 +149,34 @@ def test_new_source_table_is_a_yaml_entry_and_a_short_model(spark, project_copy,
     ).collect()}
     assert rows == {(1, "Main Street", "2020-05-01 09:00:00.000000"),
                     (3, "Airport", "2025-01-01 01:00:00.000000")}
+
+
+def test_lines_numbered_across_many_splits(spark, schema, simulated, tmp_path):
+    """A file read in many splits (here 512 bytes each, as a large file is read
+    in 128 MiB ones) is numbered in file order and its quoted newlines still
+    join lines into one record, also across a split boundary: each row number
+    holds the record Python's csv module reads at that position."""
+    sim = simulated(**SMALL)
+    scenario = Scenario(sim, tmp_path / "landing", schema)
+    for batch in range(SMALL["batches"] + 1):
+        scenario.land(batch)
+    _stage(schema, scenario.landing)
+    files = sorted((scenario.landing).rglob("customer_address/*.csv"))
+    assert files and max(f.stat().st_size for f in files) > 4 * 512, "files too small to split"
+    truth = {}
+    for path in files:
+        with path.open(newline="", encoding="utf-8") as handle:
+            for number, record in enumerate(csv.DictReader(handle), start=1):
+                record = {k.lower(): v for k, v in record.items()}
+                truth[(path.name, number)] = (record["customer_id"], record["address_line"] or "")
+    assert any("\n" in address for _, address in truth.values()), "sample lacks quoted newlines"
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "512")
+    try:
+        rows = spark.sql(f"select _cdc_file, _cdc_row, customer_id, address_line, _cdc_malformed "
+                         f"from {schema}_bronze.customer_address").collect()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert [r for r in rows if r._cdc_malformed is not None] == []
+    bronze = {(Path(r._cdc_file).name, r._cdc_row): (r.customer_id, r.address_line or "")
+              for r in rows}
+    assert bronze == truth
