@@ -8,11 +8,10 @@
     by cdc_apply), so what is logged is exactly what was listed.
 
     Returns the data files' paths, for bronze_select(). Commands that only
-    compile (compile, docs, lint templaters) list nothing: the SQL they show
-    reads no file.
+    compile (compile, docs, lint templaters) list nothing: none.
 #}
 {% macro _cdc_new_files(node, incremental) %}
-    {%- if flags.WHICH not in ('run', 'build') -%}{{ return([]) }}{%- endif -%}
+    {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
     {%- if run_query("show tables in " ~ node.schema ~ " like " ~ sql_string((node.identifier or node.name) ~ '__files')).rows | length == 0 -%}

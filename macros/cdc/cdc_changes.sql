@@ -6,6 +6,8 @@
 
     - On an incremental run only files not yet applied to this model are read
       (the model's entries in cdc_file_log); the filter is on the file scan.
+      When there is none, the SQL has the columns and no row (no parse to
+      analyse: cdc_apply stops at its first step).
     - Each source column is cast to its `data_type` from the source YAML; a
       row that could not be read (bronze's `_cdc_malformed`), a value that
       does not cast or that the cast would change (lossless_cast_check), a
@@ -148,7 +150,14 @@
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (columns | map(attribute='name') | list) %}
             `{{ column }}` as _raw_{{ column }}{{ ',' if not loop.last }}
             {%- endfor %}
+        {%- if files is none %}
+        {# only compiled (no listing): the SQL shown parses files, and reads none #}
+        from ({{ bronze_select(node, []) }}) as bronze
+        {%- elif files | length == 0 %}
+        from ({{ bronze_no_rows(node) }}) as bronze
+        {%- else %}
         from ({{ bronze_select(node, files, _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, files) else none) }}) as bronze
+        {%- endif %}
     ) as typed
 {% endmacro %}
 

@@ -21,12 +21,17 @@
     changes to untracked columns make none and a late change lands where its
     commit time puts it, splitting the interval it falls in. On an
     incremental run only entities with log rows loaded since the last build
-    are recomputed (whole history per entity, replaced by `replace_by_key`).
+    are recomputed (whole history per entity, replaced by `replace_by_key`);
+    when no log has a row loaded since, a run (not a compile) reads no more
+    than that: the SQL is the table's columns and no row.
     Versions from the full load start at 1900-01-01 (nothing earlier is
     known). The first build adds the unknown member (surrogate key '-1',
     null business key) that facts point to when no version is valid.
 #}
 {% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
+    {%- if is_incremental() and flags.WHICH in ('run', 'build') and not _scd2_loaded_since(sources) -%}
+        {{ return('select * from ' ~ this ~ ' where false') }}
+    {%- endif -%}
     {#- _src breaks the tie between sources changed at one instant (e.g. the
         full load), so the last row of an instant has seen all of it -#}
     {%- set order_by = '_cdc_phase, _cdc_commit_ts, _cdc_change_seq, _src' -%}
@@ -36,8 +41,7 @@ with
 {%- if is_incremental() %}
 
 watermark as (
-    select coalesce(max(_dim_source_loaded_at), timestamp '1900-01-01 00:00:00') as since
-    from {{ this }}
+    {{ _scd2_watermark() }}
 ),
 
 affected as (
@@ -218,6 +222,27 @@ final as (
 
 select * from final
 {% endmacro %}
+
+{#- Whether a log has rows loaded after the table's watermark (the same
+    test as the `affected` keys of an incremental run: none without one). -#}
+{% macro _scd2_loaded_since(sources) %}
+    {%- set query -%}
+        select coalesce(max(loaded_at) > ({{ _scd2_watermark() }}), false)
+        from (
+            {%- for source in sources %}
+            select max(_cdc_loaded_at) as loaded_at from {{ source.relation }}
+            {{- '\n            union all' if not loop.last }}
+            {%- endfor %}
+        ) as per_source
+    {%- endset -%}
+    {{ return(run_query(query).rows[0][0]) }}
+{% endmacro %}
+
+{#- The newest log load the table has seen (1900-01-01 when none). -#}
+{%- macro _scd2_watermark() -%}
+    select coalesce(max(_dim_source_loaded_at), timestamp '1900-01-01 00:00:00') as since
+    from {{ this }}
+{%- endmacro %}
 
 {%- macro _scd2_order(alias) -%}
     named_struct('p', {{ alias }}._cdc_phase, 't', {{ alias }}._cdc_commit_ts, 's', {{ alias }}._cdc_change_seq)

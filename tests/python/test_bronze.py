@@ -61,6 +61,16 @@ def test_bronze_rows_equal_files_written(spark, schema, simulated, tmp_path, fmt
             f"select distinct _cdc_op from {schema}_bronze.{table} where _cdc_phase = 0").collect()}
         assert ops == {"I"}, f"full-load rows of {table} must read as inserts, got {ops}"
     assert seen == written
+    # what a CDC run with no new file reads instead of the parse: the same
+    # columns, of the same types, in this format too
+    node = "graph.sources['source.lakehouse_cdc.dms_retail.{}']"
+    inline = ";".join("{{ bronze_no_rows(" + node.format(table) + ") }}" for table in TABLES)
+    compiled = run_dbt(["compile", "--inline", inline], schema=schema,
+                       vars={"landing_root": str(scenario.landing), "bronze_format": fmt},
+                       ).result.results[0].node.compiled_code.split(";")
+    for table, sql in zip(TABLES, compiled, strict=True):
+        assert (spark.sql(sql).schema.simpleString()
+                == spark.table(f"{schema}_bronze.{table}").schema.simpleString()), table
 
 
 def test_null_and_empty_string_survive(spark, schema, simulated, tmp_path):
