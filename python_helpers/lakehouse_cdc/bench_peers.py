@@ -26,7 +26,11 @@ Per table size (rows of the silver `orders` table, `--sizes`):
    landing to the change visible in silver.
 
 Then, unless `--no-sample`, the sample project (`lakehouse run`'s data) is
-built once and `dbt build` timed again with nothing landed. Figures are
+built once and `dbt build` timed again with nothing landed. With `--sources
+5,200`, a project per count is generated with that many source tables
+(`lakehouse add-table` on small full-load files), run once, and its `dbt
+run` timed again after a CDC file landed in `--changed` of them: a run's cost
+against the number of sources it has, most with nothing new. Figures are
 printed as a Markdown report (ratios included) and plotted (time against
 table size per contender, PNG). Nothing here asserts a speed.
 """
@@ -315,6 +319,96 @@ def sample_noop(root: Path) -> tuple[float, float]:
     return first, time.time() - started
 
 
+SOURCES_SYSTEM = "fleet"
+
+
+@dataclass
+class SourcesResult:
+    sources: int
+    changed: int
+    first_run: float = 0.0
+    run: float = 0.0
+    changed_model: float = 0.0
+    idle_model: float = 0.0
+
+
+def _project_copy(dst: Path) -> Path:
+    """This dbt project's files (its own models included) in `dst`."""
+    for name in ("models", "macros", "snapshots", "seeds", "tests/dbt"):
+        if (PROJECT_ROOT / name).exists():
+            shutil.copytree(PROJECT_ROOT / name, dst / name)
+    shutil.copy(PROJECT_ROOT / "dbt_project.yml", dst / "dbt_project.yml")
+    return dst
+
+
+def write_small_load(folder: Path, rows: int) -> Path:
+    """A DMS full-load CSV (header, Op included) of `rows` orders, written here."""
+    at = _ts(0)
+    lines = [",".join(HEADER)]
+    lines += [",".join(["I", at, "", str(key), str(key % 100000 + 1), _ts(key),
+                        STATUSES[key % 4], at]) for key in range(1, rows + 1)]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "LOAD00000001.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def bench_sources(count: int, changed: int, rows: int, seed: int, root: Path,
+                  schema: str | None = None) -> SourcesResult:
+    """`count` source tables of `rows` orders each in a generated project: one
+    `dbt run` of their silver models to load them, then one more after a CDC
+    file of 50 changes landed in `changed` of them."""
+    from lakehouse_cdc.add_table import add_table
+    from lakehouse_cdc.dbt_runner import run_dbt
+
+    out = SourcesResult(count, changed)
+    project = _project_copy(root / f"sources_{count}")
+    landing = root / f"sources_{count}_landing"
+    say = lambda text: print(f"[bench --sources] {count} sources: {text}", flush=True)  # noqa: E731
+    say(f"writing {count} tables' full-load files and their YAML and models")
+    for i in range(count):
+        folder = landing / SOURCES_SYSTEM / f"t{i:03d}"
+        write_small_load(folder, rows)
+        add_table(folder, project_dir=project, key=["order_id"], landing_root=landing)
+    dbt_args = {"project_dir": project, "schema": schema or f"sources_{count}",
+                "vars": {"landing_root": str(landing)},
+                "target_path": root / f"target_sources_{count}"}
+    select = ["run", "--select", f"path:models/silver/{SOURCES_SYSTEM}"]
+    say("first run (every table's full load)")
+    started = time.time()
+    run_dbt(select, **dbt_args)
+    out.first_run = time.time() - started
+    for i in range(changed):
+        write_change_file(landing / SOURCES_SYSTEM / f"t{i:03d}" / "20250102-000000001.csv",
+                          rows, 50, 0.0, 1, seed + i)
+    say(f"run with a CDC file landed in {changed} of them")
+    started = time.time()
+    result = run_dbt(select, **dbt_args)
+    out.run = time.time() - started
+    seconds = {r.node.name: r.execution_time for r in result.result.results}
+    touched = [f"slv_{SOURCES_SYSTEM}__t{i:03d}" for i in range(changed)]
+    out.changed_model = statistics.mean(seconds[m] for m in touched)
+    idle = [t for m, t in seconds.items() if m not in touched]
+    out.idle_model = statistics.median(idle) if idle else 0.0
+    say(f"first run {out.first_run:.1f}s; run with {changed} changed {out.run:.1f}s")
+    return out
+
+
+def sources_report(results: list[SourcesResult], rows: int) -> str:
+    lines = [f"Source tables of {rows:,} rows each, a CDC file of 50 changes landed in some of "
+             "them, `dbt run` of their silver models (seconds):", "",
+             "| source tables | with a new file | first run (full loads) | run | "
+             "model with a new file (mean) | model with none (median) |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r.sources} | {r.changed} | {r.first_run:.1f} | {r.run:.1f} | "
+                     f"{r.changed_model:.2f} | {r.idle_model:.2f} |")
+    if len(results) > 1:
+        lines += ["", f"Run with {results[-1].sources} sources / with {results[0].sources}: "
+                  f"{results[-1].run / results[0].run:.2f}"]
+    return "\n".join(lines)
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
@@ -398,6 +492,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="small files landed one by one to time landing to silver (5)")
     parser.add_argument("--no-sample", action="store_true",
                         help="skip the sample project's build with nothing landed")
+    parser.add_argument("--sources", default="",
+                        help="also time a project with each of these numbers of source tables, "
+                        "comma-separated, e.g. 5,200 (default: not run)")
+    parser.add_argument("--changed", type=int, default=5,
+                        help="source tables given a new CDC file in that run (default 5)")
+    parser.add_argument("--source-rows", type=int, default=1000,
+                        help="rows of each of those tables (default 1000)")
     parser.add_argument("--plot", type=Path, default=PROJECT_ROOT / "docs/img/bench-peers.png",
                         help="where to write the PNG (default docs/img/bench-peers.png)")
     parser.add_argument("--report", type=Path, help="also write the Markdown report here")
@@ -413,10 +514,16 @@ def main(argv: list[str] | None = None) -> int:
         spark = get_spark()
         results = [bench_size(spark, rows, args, root) for rows in sizes]
         noop = None if args.no_sample else sample_noop(root)
-    text = report(results, noop, args)
+        counts = [int(s) for s in args.sources.split(",") if s.strip()]
+        by_sources = [bench_sources(n, min(args.changed, n), args.source_rows, args.seed, root)
+                      for n in counts]
+    text = report(results, noop, args) if results or noop else ""
+    if by_sources:
+        text = (text + "\n\n" if text else "") + sources_report(by_sources, args.source_rows)
     print("\n" + text)
-    plot(results, args.plot)
-    print(f"\nplot: {args.plot}")
+    if results:
+        plot(results, args.plot)
+        print(f"\nplot: {args.plot}")
     if args.report:
         args.report.write_text(text + "\n")
     return 0 if all(r.same_as_glue and r.builtin_merged for r in results) else 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 
-from lakehouse_cdc.bench_peers import bench_size, report
+from lakehouse_cdc.bench_peers import bench_size, bench_sources, report, sources_report
 
 
 def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
@@ -20,9 +20,34 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert result.same_as_glue, "project and Glue-style job disagree on the same batch"
     assert result.builtin_merged, "dbt-spark's built-in merge rebuilt instead of merging"
 
-    # the truth: the full load's keys, then each key's last change in the files
+    live = _live_keys(tmp_path / "landing_1500" / "retail" / "orders", 1_500)
+    stored = {r[0] for r in spark.sql(
+        "select order_id from peers_1500_silver.slv_retail__orders").collect()}
+    assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
+
+    text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
+    assert "| 1,500 | 88 |" in text
+
+
+def test_sources_run_applies_the_new_files_of_each_table(spark, schema, tmp_path):
+    """The many-sources run: generated tables (add-table), a change file in one
+    of three; each table ends with the keys its own files say."""
+    result = bench_sources(3, 1, 200, 5, tmp_path, schema=schema)
+    landing = tmp_path / "sources_3_landing" / "fleet"
+    for i in range(3):
+        live = _live_keys(landing / f"t{i:03d}", 200)
+        assert (live != set(range(1, 201))) == (i == 0)
+        stored = {r[0] for r in spark.sql(
+            f"select order_id from {schema}_silver.slv_fleet__t{i:03d}").collect()}
+        assert stored == live, (i, sorted(stored ^ live)[:5])
+    text = sources_report([result], 200)
+    assert "| 3 | 1 |" in text
+
+
+def _live_keys(folder, rows: int) -> set[int]:
+    """The truth: the full load's keys 1..rows, then each key's last change
+    (by commit time and change sequence) in the folder's change files."""
     last: dict[int, tuple[tuple[str, str], str]] = {}
-    folder = tmp_path / "landing_1500" / "retail" / "orders"
     for path in sorted(folder.glob("2025*.csv")):
         with path.open() as handle:
             for row in csv.DictReader(handle):
@@ -30,12 +55,7 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
                 key = int(row["order_id"])
                 if key not in last or order > last[key][0]:
                     last[key] = (order, row["Op"])
-    live = set(range(1, 1_501)) | {k for k, (_, op) in last.items() if op != "D"}
-    live -= {k for k, (_, op) in last.items() if op == "D"}
-    assert any(op == "D" for _, op in last.values())
-    stored = {r[0] for r in spark.sql(
-        "select order_id from peers_1500_silver.slv_retail__orders").collect()}
-    assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
-
-    text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
-    assert "| 1,500 | 88 |" in text
+    if last:
+        assert any(op == "D" for _, op in last.values())
+    live = set(range(1, rows + 1)) | {k for k, (_, op) in last.items() if op != "D"}
+    return live - {k for k, (_, op) in last.items() if op == "D"}
