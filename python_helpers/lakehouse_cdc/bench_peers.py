@@ -402,7 +402,8 @@ def sources_report(results: list[SourcesResult], rows: int) -> str:
              "|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         lines.append(f"| {r.sources} | {r.changed} | {r.first_run:.1f} | {r.run:.1f} | "
-                     f"{r.changed_model:.2f} | {r.idle_model:.2f} |")
+                     f"{r.changed_model:.2f} | "
+                     f"{f'{r.idle_model:.2f}' if r.sources > r.changed else '-'} |")
     if len(results) > 1:
         lines += ["", f"Run with {results[-1].sources} sources / with {results[0].sources}: "
                   f"{results[-1].run / results[0].run:.2f}"]
