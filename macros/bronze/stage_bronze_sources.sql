@@ -32,7 +32,7 @@
     {%- set staged = [] -%}
     {%- set stamps = {} -%}
     {%- for node in graph.sources.values() -%}
-        {%- if (node.meta or {}).get('external') or (node.source_meta or {}).get('external') -%}
+        {%- if bronze_is_external(node) -%}
             {%- if (select is none and (needed is none or node.unique_id in needed))
                   or (select is not none and (node.name in select or node.source_name in select)) -%}
                 {%- if node.schema not in stamps -%}

@@ -125,7 +125,7 @@
 {% macro _cdc_source_format() %}
     {%- for unique_id in model.depends_on.nodes if unique_id.startswith('source.') and execute -%}
         {%- set node = graph.sources.get(unique_id) -%}
-        {%- if node is not none and ((node.meta or {}).get('external') or (node.source_meta or {}).get('external')) -%}
+        {%- if node is not none and bronze_is_external(node) -%}
             {{ return(bronze_external_config(node)['format']) }}
         {%- endif -%}
     {%- endfor -%}

@@ -11,6 +11,7 @@
     lakehouse add-table  source YAML + silver model + docs/tests for a landed folder
     lakehouse ci         slim CI: build what a branch changed, against the base
     lakehouse cluster    up | down | status: a local Spark cluster on PostgreSQL
+    lakehouse follow     apply each change file as it lands, from one warm process
 """
 
 from __future__ import annotations
@@ -115,13 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(func=_cmd_bench)
 
-    from lakehouse_cdc import add_table, slim_ci
+    from lakehouse_cdc import add_table, follow, slim_ci
 
     for name, module, help_text in (
             ("add-table", add_table, "write the source YAML, silver model, docs and tests "
              "of a table from its landed files"),
             ("ci", slim_ci, "slim CI: build state:modified+ of this branch against --base "
-             "in a throw-away schema")):
+             "in a throw-away schema"),
+            ("follow", follow, "apply each change file as it lands (silver and SCD2 history), "
+             "from one warm Spark session; prints each file's latency")):
         command = sub.add_parser(name, help=help_text, description=module.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(command)

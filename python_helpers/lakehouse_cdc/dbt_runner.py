@@ -57,8 +57,11 @@ def run_dbt(
     target_path: Path | str | None = None,
     expect_success: bool = True,
     quiet: bool = True,
+    manifest: Any = None,
 ) -> Any:
-    """Invoke dbt with `args`; return dbt's result (raise DbtError on failure)."""
+    """Invoke dbt with `args`; return dbt's result (raise DbtError on failure).
+    `manifest`: a project already parsed (the result of `parse`, with the same
+    vars), which dbt then uses instead of parsing the project again."""
     from dbt.cli.main import dbtRunner
 
     cli = list(args)
@@ -76,7 +79,7 @@ def run_dbt(
     if schema is not None:
         overrides["LAKEHOUSE_SCHEMA"] = schema
     with _env(overrides):
-        result = dbtRunner().invoke(cli)
+        result = dbtRunner(manifest=manifest).invoke(cli)
     if expect_success and not result.success:
         raise DbtError(f"dbt {' '.join(args)} failed:\n{_failures(result)}")
     return result

@@ -1,0 +1,401 @@
+"""`lakehouse follow`: apply each change file as it lands, from one warm process.
+
+    lakehouse follow [--schema lakehouse] [--select SELECTION] [--downstream incremental]
+                     [--interval 0.5] [--settle 1.0] [--until-idle SECONDS]
+
+One Spark session and one parse of the project for as long as it runs. It
+watches the landing folders of the bronze sources the CDC models read (their
+locations and file patterns as the models see them: the `bronze_locations`
+macro) and, when a data file lands, runs in this process `dbt run` of the CDC
+models reading that source and of the incremental models downstream of them
+(the SCD2 histories). They are the models and macros `dbt build` runs, so a
+file is applied exactly as a build would apply it. Per file it prints the time
+from landing (the file's modification time) to the change visible in silver
+and in the SCD2 history, and the rows applied and quarantined.
+
+It keeps no state of its own: what is applied is what each model's file log
+(`cdc_file_log`) says. It starts with one run of every model it follows,
+which applies what landed while it was stopped, so after a stop at any point
+(Ctrl-C, `kill -9`, a crash) starting it again resumes where it stopped. A
+failed run stops it with dbt's error (exit 1): nothing is skipped. Edits to
+the project (models, macros, YAML) are picked up at the next file.
+
+On the embedded default the warehouse's Derby metastore admits one process:
+while `follow` runs, other commands on the same $LAKEHOUSE_HOME fail to start
+(stop it first). Files written in place (not renamed into the folder whole,
+as S3 puts are) are taken once unchanged for --settle seconds; a file read
+while still being written is held back by the models (its last line
+incomplete) and read again once it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import signal
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lakehouse_cdc import PROJECT_ROOT
+
+DOWNSTREAM = ("incremental", "all", "none")
+#: the project files whose change makes the runner parse the project again
+PROJECT_FILES = ("models", "macros", "seeds", "snapshots", "dbt_project.yml")
+
+
+def _say(message: str) -> None:
+    print(f"[follow] {message}", flush=True)
+
+
+@dataclass
+class Source:
+    """A bronze source table the followed models read, and where it lands."""
+
+    unique_id: str
+    location: str
+    pattern: Any  # java.util.regex.Pattern: the same regex semantics as the models' rlike
+    models: list[str] = field(default_factory=list)  # the CDC models reading it
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.unique_id.split(".")[-2:])
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One landed file, after the run that made it visible."""
+
+    path: str
+    landed: float  # epoch seconds: the file's modification time
+    visible: float  # epoch seconds: the run's end (silver and SCD2 history committed)
+    status: str
+    rows: int | None
+    quarantined: int
+
+    @property
+    def latency(self) -> float:
+        return self.visible - self.landed
+
+
+@dataclass
+class FollowOptions:
+    schema: str = "lakehouse"
+    select: str = "config.incremental_strategy:cdc_merge"
+    downstream: str = "incremental"
+    build: bool = False
+    interval: float = 0.5
+    settle: float = 1.0
+    until_idle: float | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+    project_dir: Path = PROJECT_ROOT
+    target_path: Path | None = None
+    verbose: bool = False
+
+
+class Follower:
+    """The watch-and-apply loop's state: the parsed project, the sources and
+    the files seen. `cycle()` is one turn of the loop (the benchmark calls it
+    directly)."""
+
+    def __init__(self, spark: Any, options: FollowOptions) -> None:
+        self.spark = spark
+        self.options = options
+        self.seen: dict[str, tuple[int, int]] = {}
+        self.applied: list[Applied] = []
+        self.runs = 0
+        self._load_project()
+
+    # -- the project --------------------------------------------------------
+
+    def _dbt(self, args: list[str], manifest: Any = None) -> Any:
+        from lakehouse_cdc.dbt_runner import run_dbt
+
+        if args[0] in ("ls", "compile"):  # they print their result, even when quiet
+            with contextlib.redirect_stdout(io.StringIO()):
+                return run_dbt(args, project_dir=self.options.project_dir,
+                               schema=self.options.schema, vars=self.options.vars,
+                               target_path=self.options.target_path, manifest=manifest)
+        return run_dbt(args, project_dir=self.options.project_dir, schema=self.options.schema,
+                       vars=self.options.vars, target_path=self.options.target_path,
+                       quiet=not self.options.verbose, manifest=manifest)
+
+    def _project_stamp(self) -> float:
+        stamp = 0.0
+        for name in PROJECT_FILES:
+            top = Path(self.options.project_dir) / name
+            if top.is_file():
+                stamp = max(stamp, top.stat().st_mtime)
+            for folder, _, files in os.walk(top):
+                for file in files:
+                    stamp = max(stamp, os.stat(os.path.join(folder, file)).st_mtime)
+        return stamp
+
+    def _load_project(self) -> None:
+        """Parse the project once (every run reuses the manifest) and find the
+        followed models, their sources and the models downstream."""
+        self.stamp = self._project_stamp()
+        self.manifest = self._dbt(["parse"]).result
+        listed = self._dbt(["ls", "--select", self.options.select, "--resource-type", "model",
+                            "--output", "json", "--output-keys", "unique_id"],
+                           manifest=self.manifest).result
+        chosen = [json.loads(line)["unique_id"] for line in listed or []]
+        nodes = self.manifest.nodes
+        self.models = [uid for uid in chosen
+                       if nodes[uid].config.get("incremental_strategy") == "cdc_merge"]
+        if not self.models:
+            raise SystemExit(f"[follow] --select {self.options.select!r} selects no CDC model "
+                             "(incremental_strategy cdc_merge): nothing to follow")
+        locations = json.loads(self._dbt(["compile", "--inline", "{{ bronze_locations() }}"],
+                                         manifest=None).result.results[0].node.compiled_code)
+        regex = self.spark._jvm.java.util.regex.Pattern
+        self.sources: dict[str, Source] = {}
+        for uid in self.models:
+            for parent in nodes[uid].depends_on.nodes:
+                if parent in locations:
+                    where = locations[parent]
+                    source = self.sources.setdefault(parent, Source(
+                        parent, where["location"], regex.compile(where["file_pattern"])))
+                    source.models.append(uid)
+        self.children: dict[str, list[str]] = defaultdict(list)
+        for uid, node in nodes.items():
+            for parent in getattr(node.depends_on, "nodes", []):  # a seed's names macros only
+                self.children[parent].append(uid)
+
+    def _selection(self, models: list[str], first: bool) -> list[str]:
+        """The models to run for new files of `models`: them, then downstream
+        per --downstream (on the first run, the views between them too, which
+        a fresh warehouse does not have yet)."""
+        wanted = {"incremental": ("incremental", "view") if first else ("incremental",),
+                  "all": None, "none": ()}[self.options.downstream]
+        chosen, todo = list(models), list(models)
+        while todo:
+            for child in self.children.get(todo.pop(), []):
+                node = self.manifest.nodes[child]
+                if child in chosen or node.resource_type != "model":
+                    continue
+                if wanted is None or node.config.materialized in wanted:
+                    chosen.append(child)
+                    todo.append(child)
+                elif node.config.materialized in ("view", "ephemeral"):
+                    todo.append(child)  # an incremental model may read through it
+        return [self.manifest.nodes[uid].name for uid in chosen]
+
+    # -- the folders --------------------------------------------------------
+
+    def _list(self, source: Source) -> dict[str, tuple[int, int]]:
+        """Every file under the source's location: path -> (modified ms, size).
+        Hidden names (`_` or `.`: markers, checksums) are skipped, as Spark does."""
+        location = source.location
+        parsed = urlparse(location)
+        if parsed.scheme in ("", "file"):
+            root = unquote(parsed.path) if parsed.scheme else location
+            found = {}
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+                for name in files:
+                    if not name.startswith(("_", ".")):
+                        path = os.path.join(folder, name)
+                        try:
+                            st = os.stat(path)
+                        except FileNotFoundError:  # gone between the listing and the stat
+                            continue
+                        found[path] = (st.st_mtime_ns // 1_000_000, st.st_size)
+            return found
+        jvm = self.spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        fs = path.getFileSystem(self.spark._jsc.hadoopConfiguration())
+        found = {}
+        if fs.exists(path):
+            files = fs.listFiles(path, True)
+            while files.hasNext():
+                status = files.next()
+                name = status.getPath().getName()
+                if not name.startswith(("_", ".")):
+                    found[str(status.getPath())] = (status.getModificationTime(), status.getLen())
+        return found
+
+    def _new_files(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """Per source: its data files new or changed since they were last
+        seen and unchanged for --settle seconds."""
+        now_ms = time.time() * 1000
+        new: dict[str, dict[str, tuple[int, int]]] = {}
+        for uid, source in self.sources.items():
+            for path, stat in self._list(source).items():
+                if (self.seen.get(path) != stat and now_ms - stat[0] >= self.options.settle * 1000
+                        and source.pattern.matcher(os.path.basename(path)).find()):
+                    new.setdefault(uid, {})[path] = stat
+        return new
+
+    # -- one turn -----------------------------------------------------------
+
+    def cycle(self, first: bool = False) -> list[Applied]:
+        """Look for new files; run the models that read them (every followed
+        model when `first`); return the files that run made visible."""
+        new = self._new_files()
+        if not new and not first:
+            return []
+        if self._project_stamp() != self.stamp:
+            _say("the project changed: parsing it again")
+            self._load_project()
+            new = self._new_files()
+            first = True
+        reading = self.models if first else [m for uid in new for m in self.sources[uid].models]
+        names = self._selection(list(dict.fromkeys(reading)), first)
+        if new:
+            count = sum(len(files) for files in new.values())
+            where = ", ".join(self.sources[uid].name for uid in new)
+            _say(f"{count} new file(s) in {where}: dbt {self._command()} of {len(names)} "
+                 f"model(s): {' '.join(names)}")
+        else:
+            _say(f"catching up: dbt {self._command()} of {len(names)} model(s)")
+        started = time.time()
+        self._dbt([self._command(), "--select", *names,
+                   *(["--exclude-resource-type", "unit_test"] if self.options.build else [])],
+                  manifest=self.manifest)
+        visible = time.time()
+        self.runs += 1
+        for files in new.values():
+            self.seen.update(files)
+        done = self._logged_since(started, visible)
+        for item in done:
+            _say(_file_line(item))
+        _say(f"run {self.runs} took {visible - started:.2f} s; {len(done)} file(s) applied")
+        self.applied.extend(done)
+        return done
+
+    def _command(self) -> str:
+        return "build" if self.options.build else "run"
+
+    def _logged_since(self, started: float, visible: float) -> list[Applied]:
+        """The files the followed models logged during the run, one row per
+        file (a file read by two models, e.g. a table and its change log, is
+        one line: they read it alike, so its largest quarantine is theirs)."""
+        schemas = sorted({self.manifest.nodes[uid].schema for uid in self.models})
+        logs = [f"{schema}.cdc_file_log" for schema in schemas
+                if self.spark.catalog.tableExists(f"{schema}.cdc_file_log")]
+        if not logs:
+            return []
+        union = " union all ".join(
+            f"select file_path, file_modified_at, status, rows_in_file, rows_quarantined "
+            f"from {log} where applied_at >= timestamp_micros({int(started * 1e6)})"
+            for log in logs)
+        rows = self.spark.sql(f"""
+            select file_path, unix_micros(min(file_modified_at)) as landed,
+                   min(status) as status, max(rows_in_file) as rows,
+                   max(coalesce(rows_quarantined, 0)) as quarantined
+            from ({union}) as logged
+            group by file_path
+            order by landed, file_path""").collect()
+        return [Applied(r.file_path, r.landed / 1e6, visible, r.status, r.rows, r.quarantined)
+                for r in rows]
+
+
+def _file_line(item: Applied) -> str:
+    name = unquote(item.path).split("/landing/", 1)[-1] if "/landing/" in item.path \
+        else unquote(item.path).rsplit("/", 1)[-1]
+    rows = "" if item.rows is None else f"{item.rows} rows"
+    quarantined = f", {item.quarantined} quarantined" if item.quarantined else ""
+    return f"{name}: {item.status} {rows}{quarantined}, visible {item.latency:.2f} s after landing"
+
+
+def summary(applied: list[Applied]) -> str:
+    latencies = sorted(a.latency for a in applied)
+    if not latencies:
+        return "no file applied"
+    p95 = latencies[min(len(latencies) - 1, int(round(0.95 * (len(latencies) - 1))))]
+    return (f"{len(latencies)} file(s) applied; landing to visible: p50 "
+            f"{statistics.median(latencies):.2f} s, p95 {p95:.2f} s, max {latencies[-1]:.2f} s")
+
+
+def follow(options: FollowOptions) -> int:
+    from lakehouse_cdc.dbt_runner import DbtError
+    from lakehouse_cdc.home import lakehouse_home
+    from lakehouse_cdc.spark import get_spark
+
+    if os.environ.get("DBT_TARGET", "local") != "local":
+        raise SystemExit("[follow] follow runs dbt in its own Spark session (the local target); "
+                         "unset DBT_TARGET, or run `lakehouse dbt build` against the cluster")
+    lakehouse_home()
+    stop = {"asked": False}
+
+    def asked_to_stop(signum: int, frame: Any) -> None:
+        if stop["asked"]:  # the second Ctrl-C: stop now (the next start resumes)
+            raise KeyboardInterrupt
+        stop["asked"] = True
+        _say("stopping after this turn (Ctrl-C again to stop now)")
+
+    _say("starting Spark and parsing the project")
+    follower = Follower(get_spark(), options)
+    for source in follower.sources.values():
+        names = ", ".join(follower.manifest.nodes[m].name for m in source.models)
+        _say(f"watching {source.location} ({source.name}) for {names}")
+    signal.signal(signal.SIGINT, asked_to_stop)
+    signal.signal(signal.SIGTERM, asked_to_stop)
+    try:
+        follower.cycle(first=True)
+        idle_since = time.time()
+        while not stop["asked"]:
+            if follower.cycle():
+                idle_since = time.time()
+            elif (options.until_idle is not None
+                  and time.time() - idle_since >= options.until_idle):
+                _say(f"no new file for {options.until_idle:g} s (--until-idle): stopping")
+                break
+            else:
+                time.sleep(options.interval)
+    except DbtError as error:
+        _say(f"a run failed; nothing after it was applied. Fix the cause and start again:\n"
+             f"{error}")
+        _say(summary(follower.applied))
+        return 1
+    except KeyboardInterrupt:
+        _say(summary(follower.applied))
+        return 130
+    _say(summary(follower.applied))
+    return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schema", default="lakehouse",
+                        help="schema prefix, as for `lakehouse run` (default lakehouse)")
+    parser.add_argument("--select", default=FollowOptions.select,
+                        help="dbt selection of the CDC models to follow (default: every model "
+                        "with incremental_strategy cdc_merge)")
+    parser.add_argument("--downstream", choices=DOWNSTREAM, default="incremental",
+                        help="what else a new file runs: the incremental models downstream "
+                        "(SCD2 histories; default), all models downstream (gold too), or none")
+    parser.add_argument("--build", action="store_true",
+                        help="dbt build instead of dbt run: the models' data tests run too")
+    parser.add_argument("--interval", type=float, default=0.5,
+                        help="seconds between two looks at the landing folders (default 0.5)")
+    parser.add_argument("--settle", type=float, default=1.0,
+                        help="take a file once unchanged for this many seconds (default 1.0; "
+                        "0 when files are renamed into place or put on S3 whole)")
+    parser.add_argument("--until-idle", type=float, metavar="SECONDS",
+                        help="stop once no file has landed for this long (default: never)")
+    parser.add_argument("--landing", help="landing root (default $LAKEHOUSE_LANDING, else "
+                        "$LAKEHOUSE_HOME/landing)")
+    parser.add_argument("--format", choices=("csv", "parquet", "debezium"),
+                        help="bronze_format var, as for `lakehouse run`")
+    parser.add_argument("--verbose", action="store_true", help="print dbt's own output too")
+
+
+def main(args: argparse.Namespace) -> int:
+    variables: dict[str, Any] = {}
+    if args.landing:
+        variables["landing_root"] = str(Path(args.landing).resolve())
+    if args.format:
+        variables["bronze_format"] = args.format
+    return follow(FollowOptions(schema=args.schema, select=args.select,
+                                downstream=args.downstream, build=args.build,
+                                interval=args.interval, settle=args.settle,
+                                until_idle=args.until_idle, vars=variables,
+                                verbose=args.verbose))

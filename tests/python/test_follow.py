@@ -1,0 +1,138 @@
+"""`lakehouse follow`, as a process of its own: each file landed while it
+runs is applied to silver and the SCD2 history and printed with its latency;
+killed with SIGKILL while it applies a batch, a new `follow` resumes and
+leaves silver, the SCD2 dimension and the file log equal to the truth. It
+runs in the background thread beside the in-process tests (conftest.py), in
+its own JVMs and metastore (Derby admits one process)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from cdc_helpers import diff, truth_state
+from lakehouse_cdc.simulator import land_batch
+from lakehouse_cdc.simulator.truth import batch_files
+from scd_truth import full_history
+from test_dimensions import _rows as dimension_rows
+
+CRASH_CHILD = Path(__file__).with_name("_crash_child.py")
+KNOBS = {"seed": 8, "scale": 20, "batches": 2, "changes_per_batch": 30,
+         "multi_change_rate": 0.3, "late_rate": 0.1}
+SELECT = "slv_retail__product slv_retail__product_log"
+FILE_LINE = re.compile(r"^\[follow\] (retail/product/\S+): applied \d+ rows.*, visible "
+                       r"([0-9.]+) s after landing$")
+
+
+def _follow(work, home: Path, landing: Path, java_options: str, *args: str) -> subprocess.Popen:
+    exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
+    env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
+           "LAKEHOUSE_JAVA_OPTIONS": java_options}
+    return work.popen([exe, "follow", "--schema", "follow", "--landing", str(landing),
+                       "--select", SELECT, "--interval", "0.2", "--settle", "0.5", *args],
+                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+class _Lines:
+    """The child's output lines as they come (a thread reads them)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc, self.seen, self.lines = proc, [], queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, pattern: str, timeout: float = 600) -> str:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            self.seen.append(line)
+            if re.search(pattern, line):
+                return line
+        raise AssertionError(f"no line like {pattern!r}; output:\n" + "\n".join(self.seen[-60:]))
+
+
+def _product_files(sim: Path, batch: int) -> set[str]:
+    return {"retail/product/" + Path(e["path"]).name for e in batch_files(sim, batch)
+            if e["table"] == "product"}
+
+
+def _followed_killed_and_resumed(work) -> None:
+    sim = work.simulated(**KNOBS)
+    home, landing = work.tmp_path / "home", work.tmp_path / "landing"
+    land_batch(sim, landing, 0)
+    first = _follow(work, home, landing, work.child_java_options(write_archive=True))
+    out = _Lines(first)
+    try:
+        out.until(r"^\[follow\] run 1 took")  # the catch-up run: the full load
+        land_batch(sim, landing, 1)
+        reported = {}
+        while set(reported) != _product_files(sim, 1):
+            line = out.until(r"^\[follow\] (retail/|run \d+ took)")
+            if match := FILE_LINE.match(line):
+                reported[match.group(1)] = float(match.group(2))
+        assert all(0 < seconds < 600 for seconds in reported.values()), reported
+        # batch 2 lands; once a run has started on it, SIGKILL at a random moment
+        land_batch(sim, landing, 2)
+        out.until(r"new file\(s\) in dms_retail\.product")
+        time.sleep(random.uniform(0, 6))
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    assert first.returncode == -9, "\n".join(out.seen[-40:])
+
+    # a new follower catches up and stops once idle
+    second = _follow(work, home, landing, work.child_java_options(), "--until-idle", "1")
+    again = _Lines(second)
+    again.until(r"file\(s\) applied; landing to visible|^\[follow\] no file applied", 900)
+    assert second.wait(timeout=120) == 0, "\n".join(again.seen[-40:])
+    assert again.seen[0].startswith("[follow] starting Spark"), again.seen[:3]
+
+    dump = work.tmp_path / "state.json"
+    proc = work.run([sys.executable, str(CRASH_CHILD), "dump", "follow", str(dump)], timeout=600,
+                    env={**work.env, "LAKEHOUSE_HOME": str(home),
+                         "LAKEHOUSE_JAVA_OPTIONS": work.child_java_options()},
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    state = json.loads(dump.read_text())
+    actual = {tuple(k): v for k, v in state["product"]}
+    expected = truth_state(sim, "product", 2)
+    assert actual == expected, "product: " + diff(expected, actual)
+    actual = dimension_rows(state["dim_product"], "dim_product")
+    expected = full_history(sim, "dim_product", 2)
+    assert actual == expected, "dim_product: " + diff(expected, actual)
+    # every product file applied exactly once by each followed model, all rows accounted for
+    log = [entry for entry in state["file_log"] if entry[0] in SELECT.split()]
+    once = Counter((model, path) for model, path, *_ in log)
+    assert max(once.values()) == 1, [k for k, n in once.items() if n > 1]
+    for _model, path, status, in_file, read, applied, superseded, quarantined in log:
+        assert status == "applied" and in_file == read == applied + superseded + quarantined, path
+    landed = _product_files(sim, 0) | _product_files(sim, 1) | _product_files(sim, 2)
+    for model in SELECT.split():
+        logged = {path.split("/landing/", 1)[1] for m, path, *_ in log if m == model}
+        assert logged == landed, (model, sorted(landed ^ logged))
+    work.note(f"follow: batch 1 landing to visible {sorted(reported.values())} s")
+
+
+@pytest.mark.background(work=_followed_killed_and_resumed)
+def test_follow_applies_each_landed_file_and_resumes_after_kill(background):
+    background()
