@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakehouse_cdc import PROJECT_ROOT
+from lakehouse_cdc import PROJECT_ROOT, copy_project
 
 MODEL = "slv_retail__orders"
 STATUSES = ["PLACED", "SHIPPED", "DELIVERED", "CANCELLED"]
@@ -342,15 +342,6 @@ class SourcesResult:
     idle_model: float = 0.0
 
 
-def _project_copy(dst: Path) -> Path:
-    """This dbt project's files (its own models included) in `dst`."""
-    for name in ("models", "macros", "snapshots", "seeds", "tests/dbt"):
-        if (PROJECT_ROOT / name).exists():
-            shutil.copytree(PROJECT_ROOT / name, dst / name)
-    shutil.copy(PROJECT_ROOT / "dbt_project.yml", dst / "dbt_project.yml")
-    return dst
-
-
 def write_small_load(folder: Path, rows: int) -> Path:
     """A DMS full-load CSV (header, Op included) of `rows` orders, written here."""
     at = _ts(0)
@@ -372,7 +363,7 @@ def bench_sources(count: int, changed: int, rows: int, seed: int, root: Path,
     from lakehouse_cdc.dbt_runner import run_dbt
 
     out = SourcesResult(count, changed)
-    project = _project_copy(root / f"sources_{count}")
+    project = copy_project(root / f"sources_{count}")
     landing = root / f"sources_{count}_landing"
     say = lambda text: print(f"[bench --sources] {count} sources: {text}", flush=True)  # noqa: E731
     say(f"writing {count} tables' full-load files and their YAML and models")

@@ -249,13 +249,14 @@ class Follower:
             first = True
         reading = self.models if first else [m for uid in new for m in self.sources[uid].models]
         names = self._selection(list(dict.fromkeys(reading)), first)
-        if new:
-            count = sum(len(files) for files in new.values())
+        count = sum(len(files) for files in new.values())
+        if first:  # every file is new to this process; the file logs say which are applied
+            _say(f"catching up ({count} data file(s) in the folders, those not in the file "
+                 f"logs are applied): dbt {self._command()} of {len(names)} model(s)")
+        else:
             where = ", ".join(self.sources[uid].name for uid in new)
             _say(f"{count} new file(s) in {where}: dbt {self._command()} of {len(names)} "
                  f"model(s): {' '.join(names)}")
-        else:
-            _say(f"catching up: dbt {self._command()} of {len(names)} model(s)")
         started = time.time()
         self._dbt([self._command(), "--select", *names,
                    *(["--exclude-resource-type", "unit_test"] if self.options.build else [])],

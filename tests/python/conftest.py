@@ -275,14 +275,9 @@ def project_copy(tmp_path: Path):
     """A copy of the whole dbt project in tmp, for tests that edit YAML or SQL."""
 
     def copy() -> Path:
-        dst = tmp_path / "project"
-        dst.mkdir()
-        for name in ("models", "macros", "snapshots", "seeds", "tests/dbt"):
-            src = PROJECT_ROOT / name
-            if src.exists():
-                shutil.copytree(src, dst / name)
-        shutil.copy(PROJECT_ROOT / "dbt_project.yml", dst / "dbt_project.yml")
-        return dst
+        from lakehouse_cdc import copy_project
+
+        return copy_project(tmp_path / "project")
 
     return copy
 
