@@ -5,6 +5,9 @@
         space-separated dbt selection)
     python _crash_child.py dump SCHEMA OUT.json
         write every silver table's and dimension's rows and the file log as JSON
+    python _crash_child.py follow OUT.json FOLLOW_ARGS...
+        `lakehouse follow FOLLOW_ARGS` in this process, then the dump of its
+        --schema (test_follow.py: one JVM for both)
 
 The JVM's options come from LAKEHOUSE_JAVA_OPTIONS (the profile appends
 them to the driver's): the test passes a class-data archive, so that the
@@ -103,23 +106,35 @@ def main(argv: list[str]) -> int:
                 schema=schema, vars={"landing_root": landing},
                 target_path=Path(logdir).parent / "target")
     elif argv[0] == "dump":
-        schema, out = argv[1:]
-        state = {t: [[list(k), v] for k, v in silver_state(spark, schema, t).items()]
-                 for t in TABLES if spark.catalog.tableExists(f"{schema}_silver.{SILVER[t]}")}
-        for dim in ("dim_product",):
-            state[dim] = [
-                {c: v if v is None or isinstance(v, bool) else canon(v)
-                 for c, v in r.asDict().items()}
-                for r in spark.sql(f"select * from {schema}_dimensions.{dim}").collect()
-            ]
-        state["file_log"] = [
-            [r.model_name, r.file_path, r.status, r.rows_in_file, r.row_count, r.rows_applied,
-             r.rows_superseded, r.rows_quarantined]
-            for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
-        ]
-        Path(out).write_text(json.dumps(state, default=str))
+        _dump(spark, *argv[1:])
+    elif argv[0] == "follow":
+        from lakehouse_cdc.cli import main as lakehouse
+
+        out, *args = argv[1:]
+        code = lakehouse(["follow", *args])
+        if code != 0:
+            return code
+        _dump(spark, args[args.index("--schema") + 1], out)
     _exit_jvm(spark)
     return 0
+
+
+def _dump(spark, schema: str, out: str) -> None:
+    """Every silver table's and dimension's rows and the file log, as JSON."""
+    state = {t: [[list(k), v] for k, v in silver_state(spark, schema, t).items()]
+             for t in TABLES if spark.catalog.tableExists(f"{schema}_silver.{SILVER[t]}")}
+    for dim in ("dim_product",):
+        state[dim] = [
+            {c: v if v is None or isinstance(v, bool) else canon(v)
+             for c, v in r.asDict().items()}
+            for r in spark.sql(f"select * from {schema}_dimensions.{dim}").collect()
+        ]
+    state["file_log"] = [
+        [r.model_name, r.file_path, r.status, r.rows_in_file, r.row_count, r.rows_applied,
+         r.rows_superseded, r.rows_quarantined]
+        for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
+    ]
+    Path(out).write_text(json.dumps(state, default=str))
 
 
 def _exit_jvm(spark) -> None:

@@ -35,13 +35,13 @@ FILE_LINE = re.compile(r"^\[follow\] (retail/product/\S+): applied \d+ rows.*, v
                        r"([0-9.]+) s after landing$")
 
 
-def _follow(work, home: Path, landing: Path, java_options: str, *args: str) -> subprocess.Popen:
-    exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
+FOLLOW_ARGS = ["--schema", "follow", "--select", SELECT, "--interval", "0.2", "--settle", "0.5"]
+
+
+def _child(work, home: Path, java_options: str, args: list[str]) -> subprocess.Popen:
     env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "LAKEHOUSE_JAVA_OPTIONS": java_options}
-    return work.popen([exe, "follow", "--schema", "follow", "--landing", str(landing),
-                       "--select", SELECT, "--interval", "0.2", "--settle", "0.5", *args],
-                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return work.popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 class _Lines:
@@ -80,7 +80,9 @@ def _followed_killed_and_resumed(work) -> None:
     sim = work.simulated(**KNOBS)
     home, landing = work.tmp_path / "home", work.tmp_path / "landing"
     land_batch(sim, landing, 0)
-    first = _follow(work, home, landing, work.child_java_options(write_archive=True))
+    exe = shutil.which("lakehouse", path=str(Path(sys.executable).parent)) or "lakehouse"
+    first = _child(work, home, work.child_java_options(write_archive=True),
+                   [exe, "follow", "--landing", str(landing), *FOLLOW_ARGS])
     out = _Lines(first)
     try:
         out.until(r"^\[follow\] run 1 took")  # the catch-up run: the full load
@@ -100,19 +102,16 @@ def _followed_killed_and_resumed(work) -> None:
         first.wait(timeout=60)
     assert first.returncode == -9, "\n".join(out.seen[-40:])
 
-    # a new follower catches up and stops once idle
-    second = _follow(work, home, landing, work.child_java_options(), "--until-idle", "1")
-    again = _Lines(second)
-    again.until(r"file\(s\) applied; landing to visible|^\[follow\] no file applied", 900)
-    assert second.wait(timeout=120) == 0, "\n".join(again.seen[-40:])
-    assert again.seen[0].startswith("[follow] starting Spark"), again.seen[:3]
-
+    # a new follower catches up and stops once idle; then the tables, from the
+    # same JVM (the test's child runs `lakehouse follow` in-process, then dumps)
     dump = work.tmp_path / "state.json"
-    proc = work.run([sys.executable, str(CRASH_CHILD), "dump", "follow", str(dump)], timeout=600,
-                    env={**work.env, "LAKEHOUSE_HOME": str(home),
-                         "LAKEHOUSE_JAVA_OPTIONS": work.child_java_options()},
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    second = _child(work, home, work.child_java_options(),
+                    [sys.executable, str(CRASH_CHILD), "follow", str(dump),
+                     "--landing", str(landing), *FOLLOW_ARGS, "--until-idle", "1"])
+    again = _Lines(second)
+    again.until(r"^\[follow\] catching up")
+    again.until(r"file\(s\) applied; landing to visible|^\[follow\] no file applied", 900)
+    assert second.wait(timeout=300) == 0, "\n".join(again.seen[-40:])
     state = json.loads(dump.read_text())
     actual = {tuple(k): v for k, v in state["product"]}
     expected = truth_state(sim, "product", 2)
