@@ -23,9 +23,9 @@ the project (models, macros, YAML) are picked up at the next file.
 On the embedded default the warehouse's Derby metastore admits one process:
 while `follow` runs, other commands on the same $LAKEHOUSE_HOME fail to start
 (stop it first). Files written in place (not renamed into the folder whole,
-as S3 puts are) are taken once unchanged for --settle seconds; a file read
-while still being written is held back by the models (its last line
-incomplete) and read again once it changes.
+as S3 puts are) are taken once unchanged for --settle seconds; a CSV or JSON
+lines file read while still being written is held back by the models (its
+last line incomplete) and read again once it changes.
 """
 
 from __future__ import annotations
@@ -118,14 +118,12 @@ class Follower:
     def _dbt(self, args: list[str], manifest: Any = None) -> Any:
         from lakehouse_cdc.dbt_runner import run_dbt
 
-        if args[0] in ("ls", "compile"):  # they print their result, even when quiet
-            with contextlib.redirect_stdout(io.StringIO()):
-                return run_dbt(args, project_dir=self.options.project_dir,
-                               schema=self.options.schema, vars=self.options.vars,
-                               target_path=self.options.target_path, manifest=manifest)
-        return run_dbt(args, project_dir=self.options.project_dir, schema=self.options.schema,
-                       vars=self.options.vars, target_path=self.options.target_path,
-                       quiet=not self.options.verbose, manifest=manifest)
+        lookup = args[0] in ("ls", "compile")  # they print their result, even when quiet
+        with contextlib.redirect_stdout(io.StringIO()) if lookup else contextlib.nullcontext():
+            return run_dbt(args, project_dir=self.options.project_dir,
+                           schema=self.options.schema, vars=self.options.vars,
+                           target_path=self.options.target_path,
+                           quiet=lookup or not self.options.verbose, manifest=manifest)
 
     def _project_stamp(self) -> float:
         stamp = 0.0
@@ -153,8 +151,8 @@ class Follower:
         if not self.models:
             raise SystemExit(f"[follow] --select {self.options.select!r} selects no CDC model "
                              "(incremental_strategy cdc_merge): nothing to follow")
-        locations = json.loads(self._dbt(["compile", "--inline", "{{ bronze_locations() }}"],
-                                         manifest=None).result.results[0].node.compiled_code)
+        compiled = self._dbt(["compile", "--inline", "{{ bronze_locations() }}"])
+        locations = json.loads(compiled.result.results[0].node.compiled_code)
         regex = self.spark._jvm.java.util.regex.Pattern
         self.sources: dict[str, Source] = {}
         for uid in self.models:
