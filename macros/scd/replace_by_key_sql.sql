@@ -3,18 +3,23 @@
     the entities it recomputed (e.g. all versions of the customers touched
     since the last run); those entities' rows in the table are replaced in
     one atomic MERGE: matching rows updated, new ones inserted, rows of those
-    entities that are no longer produced deleted. A run that recomputed
-    nothing commits nothing.
+    entities that are no longer produced deleted. The entities recomputed
+    are those of the model's rows, and those `gold_changed_only` listed for
+    this run (so an entity that produces no row any more is deleted). A run
+    that recomputed nothing commits nothing.
 
         config(incremental_strategy='replace_by_key', unique_key='customer_sk',
                meta={'replace_key': 'customer_id'})
+
+    unique_key: one column or a list.
 #}
 {% macro replace_by_key_sql(source, target) %}
     {%- set unique_key = config.get('unique_key') -%}
+    {%- set unique_key = [unique_key] if unique_key is string else unique_key -%}
     {%- set entity = _cdc_setting('replace_key') -%}
-    {%- if not unique_key or unique_key is not string or not entity -%}
+    {%- if not unique_key or not entity -%}
         {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': incremental_strategy "
-            ~ "'replace_by_key' needs unique_key (one column) and meta replace_key (the entity column).") -%}
+            ~ "'replace_by_key' needs unique_key (a column or a list) and meta replace_key (the entity column).") -%}
     {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {#- the recomputed rows, computed once and written to scratch files
@@ -22,16 +27,24 @@
         view Spark still recomputed it, measured); none: no entity changed,
         nothing to commit -#}
     {%- set rows = _cdc_scratch_write(target.schema, target.identifier ~ '__replaced', 'select * from ' ~ source) -%}
-    {%- if run_query('select count(*) from ' ~ rows).rows[0][0] > 0 -%}
-        {%- do run_query(_replace_by_key_merge(rows, target, columns, unique_key, entity)) -%}
+    {%- set listed = target.identifier ~ '__changed' -%}
+    {%- set has_listed = run_query("show views like '" ~ listed ~ "'").rows | length > 0 -%}
+    {%- set entities = 'select ' ~ entity ~ ' from ' ~ rows
+                       ~ ((' union select ' ~ entity ~ ' from ' ~ listed) if has_listed else '') -%}
+    {%- if run_query('select count(*) from (' ~ entities ~ ')').rows[0][0] > 0 -%}
+        {%- do run_query(_replace_by_key_merge(rows, target, columns, unique_key, entity, entities)) -%}
     {%- else -%}
         {%- do log(model.name ~ ': no entity changed, nothing to replace', info=true) -%}
     {%- endif -%}
     {%- do _cdc_scratch_drop(target.schema, rows) -%}
+    {%- if has_listed -%}
+        {%- do _cdc_scratch_drop(target.schema, listed) -%}
+    {%- endif -%}
     {{ return('select 0 as replaced') }}
 {% endmacro %}
 
-{% macro _replace_by_key_merge(source, target, columns, unique_key, entity) %}
+{% macro _replace_by_key_merge(source, target, columns, unique_key, entity, entities) %}
+    {%- set old_key = 'old.' ~ unique_key | join(', old.') -%}
     merge into {{ target }} as t
     using (
         select {{ columns | join(', ') }}, false as _replace_delete
@@ -39,10 +52,11 @@
         union all
         select {% for column in columns %}old.{{ column }}, {% endfor %}true
         from {{ target }} as old
-        where old.{{ entity }} in (select {{ entity }} from {{ source }})
-            and old.{{ unique_key }} not in (select {{ unique_key }} from {{ source }})
+        where old.{{ entity }} in ({{ entities }})
+            and {{ old_key if unique_key | length == 1 else '(' ~ old_key ~ ')' }}
+                not in (select {{ unique_key | join(', ') }} from {{ source }})
     ) as s
-    on t.{{ unique_key }} = s.{{ unique_key }}
+    on {% for column in unique_key %}t.{{ column }} = s.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
     when matched and s._replace_delete then delete
     when matched then update set
         {%- for column in columns %}

@@ -24,6 +24,8 @@
     are recomputed (whole history per entity, replaced by `replace_by_key`);
     when no log has a row loaded since, a run (not a compile) reads no more
     than that: the SQL is the table's columns and no row.
+    Each row carries when it was written (`_dim_loaded_at`: facts re-point
+    the entities rebuilt since their own last build).
     Versions from the full load start at 1900-01-01 (nothing earlier is
     known). The first build adds the unknown member (surrogate key '-1',
     null business key) that facts point to when no version is valid.
@@ -198,7 +200,8 @@ final as (
         coalesce(_next_from, timestamp '9999-12-31 00:00:00') as rec_exp_dt,
         _next_from is null and _exists as is_current,
         not _exists as is_deleted,
-        (select loaded_at from loaded) as _dim_source_loaded_at
+        (select loaded_at from loaded) as _dim_source_loaded_at,
+        current_timestamp() as _dim_loaded_at
     from existing
     where _has_existed = 1  -- a key's time before it first existed is no version
     {%- if not is_incremental() %}
@@ -216,7 +219,8 @@ final as (
         timestamp '9999-12-31 00:00:00' as rec_exp_dt,
         false as is_current,
         false as is_deleted,
-        null as _dim_source_loaded_at
+        null as _dim_source_loaded_at,
+        timestamp '1900-01-01 00:00:00' as _dim_loaded_at
     {%- endif %}
 )
 

@@ -1,11 +1,37 @@
 {#- One row per order line, with the product and customer versions valid at
-    the order time ('-1' when none was yet). -#}
+    the order time ('-1' when none was yet). Incremental like fct_orders: a
+    run recomputes the lines of the orders whose lines, order row, customer
+    or products changed since the last one. -#}
+-- depends_on: {{ ref('order_status') }} (a reference table of fct_orders: its hash, gold_references)
+{{ config(
+    materialized='incremental',
+    incremental_strategy='replace_by_key',
+    on_schema_change='fail',
+    unique_key=['order_id', 'line_no'],
+    meta={'replace_key': 'order_id', 'gold_references': ['order_status']},
+) }}
+
+{%- set run = gold_incremental_run() %}
+{%- set changed -%}
+    {{ cdc_changed_keys(run, ref('slv_retail__order_items'), 'order_id') }}
+    union
+    {{ cdc_changed_keys(run, ref('slv_retail__orders'), 'order_id') }}
+    union
+    select order_id from {{ ref('slv_retail__orders') }}
+    where customer_id in ({{ dimension_changed_keys(run, ref('dim_customer'), 'customer_id') }})
+    union
+    select order_id from {{ ref('slv_retail__order_items') }}
+    where product_id in ({{ dimension_changed_keys(run, ref('dim_product'), 'product_id') }})
+{%- endset %}
+
 with items as (
     select * from {{ ref('slv_retail__order_items') }}
+    where {{ gold_changed_only(run, 'order_id', changed) }}
 ),
 
 orders as (
     select * from {{ ref('fct_orders') }}
+    where order_id in (select order_id from items)
 ),
 
 products as (

@@ -1,12 +1,34 @@
 {#- One row per order, with the surrogate key of the customer version valid
     when the order was placed ('-1', the unknown member, when none was yet).
-    Rebuilt each run: a late dimension change re-points old orders. -#}
+    Incremental: a run recomputes the orders changed since the last one
+    (macros/gold/gold_incremental.sql), those whose lines changed and those
+    of customers whose versions were rebuilt (a late change re-points them). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='replace_by_key',
+    on_schema_change='fail',
+    unique_key='order_id',
+    meta={'replace_key': 'order_id', 'gold_references': ['order_status']},
+) }}
+
+{%- set run = gold_incremental_run() %}
+{%- set changed -%}
+    {{ cdc_changed_keys(run, ref('slv_retail__orders'), 'order_id') }}
+    union
+    {{ cdc_changed_keys(run, ref('slv_retail__order_items'), 'order_id') }}
+    union
+    select order_id from {{ ref('slv_retail__orders') }}
+    where customer_id in ({{ dimension_changed_keys(run, ref('dim_customer'), 'customer_id') }})
+{%- endset %}
+
 with orders as (
     select * from {{ ref('slv_retail__orders') }}
+    where {{ gold_changed_only(run, 'order_id', changed) }}
 ),
 
 items as (
     select * from {{ ref('slv_retail__order_items') }}
+    where order_id in (select order_id from orders)
 ),
 
 customers as (

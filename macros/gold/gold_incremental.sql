@@ -1,0 +1,143 @@
+{#
+    Incremental gold facts: a run recomputes only the entities (e.g. orders)
+    whose row could have changed since the table's last build, and
+    `replace_by_key` replaces exactly those (deleting the ones no longer
+    produced). A fact model:
+
+        {%- set run = gold_incremental_run() -%}
+        {%- set changed -%}
+            {{ cdc_changed_keys(run, ref('slv_retail__orders'), 'order_id') }}
+            union
+            select order_id from {{ ref('slv_retail__orders') }}
+            where customer_id in ({{ dimension_changed_keys(run, ref('dim_customer'), 'customer_id') }})
+        {%- endset %}
+        ...
+            from {{ ref('slv_retail__orders') }}
+            where {{ gold_changed_only(run, 'order_id', changed) }}
+
+    The table remembers when it last read its inputs (table property
+    `lakehouse.gold.read_at`, set by `gold_mark` after each build) and a hash
+    of its reference tables (meta `gold_references`: seeds, whose rows carry
+    no load time). A run recomputes everything (the first build, a full
+    refresh, a changed reference table, a truncate of a CDC input, a
+    dimension without a load time) or only the changed entities.
+    An input rebuilt from scratch (its own --full-refresh) needs the same
+    for the facts reading it (`dbt build --full-refresh --select model+`).
+#}
+
+{#- The run's state: `since` (SQL timestamp of the last read, none on a full
+    recompute) and `full`. Read once per model run. -#}
+{% macro gold_incremental_run() %}
+    {%- set run = {'since': none, 'full': true} -%}
+    {%- if execute and is_incremental() and flags.WHICH in ('run', 'build') -%}
+        {%- set marks = _gold_marks(this) -%}
+        {%- if 'lakehouse.gold.read_at' in marks
+              and marks.get('lakehouse.gold.references', '') == _gold_references_hash() -%}
+            {%- do run.update({'since': 'timestamp_micros(' ~ marks['lakehouse.gold.read_at'] ~ ')',
+                               'full': false}) -%}
+        {%- else -%}
+            {%- do log(model.name ~ ': no read mark or a reference table changed, every entity recomputed',
+                       info=true) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(run) }}
+{% endmacro %}
+
+{#- The keys (`columns`, SQL select list) of a CDC model's rows changed or
+    deleted since the run's mark: rows loaded since, tombstones recorded
+    since (kept ones and those already moved to the horizon). A truncate
+    since makes the run recompute everything. -#}
+{% macro cdc_changed_keys(run, relation, columns) %}
+    {%- if run['full'] -%}
+        {{ return('select ' ~ columns ~ ' from ' ~ relation ~ ' where false') }}
+    {%- endif -%}
+    {%- set since = run['since'] -%}
+    {%- set parts = ['select ' ~ columns ~ ' from ' ~ relation ~ ' where _cdc_loaded_at > ' ~ since] -%}
+    {%- for suffix in ['__cdc_tombstones', '__cdc_horizon'] -%}
+        {%- set side = adapter.get_relation(relation.database, relation.schema, relation.identifier ~ suffix) -%}
+        {%- if side is not none -%}
+            {%- do parts.append('select ' ~ columns ~ ' from ' ~ side ~ ' where _cdc_recorded_at > ' ~ since) -%}
+            {%- if suffix == '__cdc_horizon' -%}
+                {%- set truncates -%}
+                    select count(*) from {{ side }}
+                    where _cdc_recorded_at > {{ since }}
+                        {%- for key in columns.split(',') %} and {{ key | trim }} is null{% endfor %}
+                {%- endset -%}
+                {%- if run_query(truncates).rows[0][0] > 0 -%}
+                    {%- do log(model.name ~ ': ' ~ relation.identifier ~ ' was truncated since the last build, '
+                               ~ 'every entity recomputed', info=true) -%}
+                    {%- do run.update({'full': true}) -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(parts | join('\n    union\n    ')) }}
+{% endmacro %}
+
+{#- The entity keys of an SCD2 dimension rebuilt since the run's mark (its
+    rows' `_dim_loaded_at`); a dimension without that column (the snapshot
+    kind) makes the run recompute everything. -#}
+{% macro dimension_changed_keys(run, relation, column) %}
+    {%- if not run['full'] and '_dim_loaded_at' not in (adapter.get_columns_in_relation(relation)
+                                                         | map(attribute='name') | list) -%}
+        {%- do log(model.name ~ ': ' ~ relation.identifier ~ ' has no _dim_loaded_at, every entity recomputed',
+                   info=true) -%}
+        {%- do run.update({'full': true}) -%}
+    {%- endif -%}
+    {%- if run['full'] -%}
+        {{ return('select ' ~ column ~ ' from ' ~ relation ~ ' where false') }}
+    {%- endif -%}
+    {{ return('select ' ~ column ~ ' from ' ~ relation ~ ' where _dim_loaded_at > ' ~ run['since']) }}
+{% endmacro %}
+
+{#- The filter of the model's main input: `true` on a full recompute, else
+    `column` among the changed keys. On an incremental run it also writes the
+    entities to replace (the changed keys; on a full recompute every entity
+    the table holds) where replace_by_key finds them (`<model>__changed`),
+    so an entity that produces no row any more is deleted. -#}
+{% macro gold_changed_only(run, column, changed) %}
+    {%- if not (execute and is_incremental() and flags.WHICH in ('run', 'build')) -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {%- set query = 'select ' ~ column ~ ' from ' ~ this if run['full']
+                    else 'select distinct ' ~ column ~ ' from (\n' ~ changed ~ '\n) as changed' -%}
+    {%- set keys = _cdc_scratch_write(this.schema, this.identifier ~ '__changed', query) -%}
+    {%- if run['full'] -%}
+        {{ return('true') }}
+    {%- endif -%}
+    {{ return(column ~ ' in (select ' ~ column ~ ' from ' ~ keys ~ ')') }}
+{% endmacro %}
+
+{#- Post-hook of gold models: an incremental one records when it read its
+    inputs (now: every input was written before this model started, and
+    none is written while it runs) and its reference tables' hash. -#}
+{% macro gold_mark() %}
+    {%- if execute and config.get('materialized') == 'incremental' and flags.WHICH in ('run', 'build') -%}
+        {%- set now = run_query('select unix_micros(current_timestamp())').rows[0][0] -%}
+        {%- do run_query('alter table ' ~ this ~ " set tblproperties ('lakehouse.gold.read_at' = '"
+                         ~ now ~ "', 'lakehouse.gold.references' = '" ~ _gold_references_hash() ~ "')") -%}
+    {%- endif -%}
+{% endmacro %}
+
+{%- macro _gold_marks(relation) -%}
+    {%- set marks = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation) -%}
+        {%- do marks.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(marks) }}
+{%- endmacro -%}
+
+{#- One hash of the rows of the model's reference tables (meta
+    gold_references: names of seeds or other small tables). -#}
+{%- macro _gold_references_hash() -%}
+    {%- set names = (config.get('meta') or {}).get('gold_references', []) -%}
+    {%- if not names -%}
+        {{ return('none') }}
+    {%- endif -%}
+    {%- set query -%}
+        select md5(concat_ws('|', {% for name in names -%}
+            (select concat_ws(',', sort_array(collect_list(to_json(struct(*))))) from {{ ref(name) }})
+            {{- ', ' if not loop.last }}{% endfor %}))
+    {%- endset -%}
+    {{ return(run_query(query).rows[0][0]) }}
+{%- endmacro -%}
