@@ -1,8 +1,8 @@
 {#
-    Incremental gold facts: a run recomputes only the entities (e.g. orders)
-    whose row could have changed since the table's last build, and
-    `replace_by_key` replaces exactly those (deleting the ones no longer
-    produced). A fact model:
+    Incremental gold: a run recomputes only the entities (orders, customers,
+    days, products) whose rows could have changed since the table's last
+    build, and `replace_by_key` replaces exactly those (deleting the ones no
+    longer produced). A fact model:
 
         {%- set run = gold_incremental_run() -%}
         {%- set changed -%}
@@ -15,12 +15,20 @@
             from {{ ref('slv_retail__orders') }}
             where {{ gold_changed_only(run, 'order_id', changed) }}
 
-    The table remembers when it last read its inputs (table property
-    `lakehouse.gold.read_at`, set by `gold_mark` after each build) and a hash
-    of its reference tables (meta `gold_references`: seeds, whose rows carry
-    no load time). A run recomputes everything (the first build, a full
-    refresh, a changed reference table, a truncate of a CDC input, a
-    dimension without a load time) or only the changed entities.
+    A mart reads the rows its fact input changed, old and new images
+    (`gold_changed_rows`: Iceberg's changelog between the fact's snapshot it
+    last read and the current one), and recomputes the groups they fall in:
+
+        select customer_id from ({{ gold_changed_rows(run, ref('fct_orders'), ['order_id']) }})
+
+    The table remembers when it last read its inputs and the snapshot of
+    each (table properties `lakehouse.gold.read_at`,
+    `lakehouse.gold.snapshot.<input>`, set by `gold_mark` after each build)
+    and a hash of its reference tables (meta `gold_references`: seeds, whose
+    rows carry no load time). A run recomputes everything (the first build, a
+    full refresh, a changed reference table, a truncate of a CDC input, a
+    dimension without a load time, an input rebuilt or whose snapshot was
+    expired since) or only the changed entities.
     An input rebuilt from scratch (its own --full-refresh) needs the same
     for the facts reading it (`dbt build --full-refresh --select model+`).
 #}
@@ -28,9 +36,10 @@
 {#- The run's state: `since` (SQL timestamp of the last read, none on a full
     recompute) and `full`. Read once per model run. -#}
 {% macro gold_incremental_run() %}
-    {%- set run = {'since': none, 'full': true} -%}
+    {%- set run = {'since': none, 'full': true, 'marks': {}} -%}
     {%- if execute and is_incremental() and flags.WHICH in ('run', 'build') -%}
         {%- set marks = _gold_marks(this) -%}
+        {%- do run.update({'marks': marks}) -%}
         {%- if 'lakehouse.gold.read_at' in marks
               and marks.get('lakehouse.gold.references', '') == _gold_references_hash() -%}
             {%- do run.update({'since': 'timestamp_micros(' ~ marks['lakehouse.gold.read_at'] ~ ')',
@@ -90,6 +99,53 @@
     {{ return('select ' ~ column ~ ' from ' ~ relation ~ ' where _dim_loaded_at > ' ~ run['since']) }}
 {% endmacro %}
 
+{#- The rows of a gold table read by this model (`relation`, copy-on-write
+    Iceberg) inserted, updated or deleted since this model's last build, old
+    and new images (`_change_type`): Iceberg's changelog between the
+    snapshot gold_mark recorded and the current one, `identifier_columns`
+    pairing the images of a row. Nothing when the snapshot is the same; the
+    run recomputes everything when no snapshot was recorded, or it is no
+    longer an ancestor of the current one (the input was rebuilt, or the
+    snapshot expired). -#}
+{% macro gold_changed_rows(run, relation, identifier_columns) %}
+    {%- set nothing = 'select *, cast(null as string) as _change_type from ' ~ relation ~ ' where false' -%}
+    {%- if run['full'] -%}
+        {{ return(nothing) }}
+    {%- endif -%}
+    {%- set start = run['marks'].get('lakehouse.gold.snapshot.' ~ relation.identifier) -%}
+    {%- set state = none -%}
+    {%- if start -%}
+        {%- set state -%}
+            select
+                max_by(h.snapshot_id, h.made_current_at) as current_snapshot,
+                count_if(h.snapshot_id = {{ start }}) as start_found,
+                coalesce(max_by(cast(s.summary['total-delete-files'] as bigint), h.made_current_at), 0)
+                    as delete_files
+            from {{ relation }}.history as h
+            left join {{ relation }}.snapshots as s on s.snapshot_id = h.snapshot_id
+            where h.is_current_ancestor
+        {%- endset -%}
+        {%- set state = run_query(state).rows[0] -%}
+    {%- endif -%}
+    {%- if state is none or state[1] == 0 or state[2] > 0 -%}
+        {%- do log(model.name ~ ': ' ~ relation.identifier ~ (' has delete files (a changelog needs copy-on-write)'
+                   if state is not none and state[2] > 0 else ' was rebuilt or its snapshot read last expired')
+                   ~ ', every entity recomputed', info=true) -%}
+        {%- do run.update({'full': true}) -%}
+        {{ return(nothing) }}
+    {%- endif -%}
+    {%- if state[0] | string == start | string -%}
+        {{ return(nothing) }}
+    {%- endif -%}
+    {%- set view = this.identifier ~ '__' ~ relation.identifier ~ '__changes' -%}
+    {%- do run_query("call spark_catalog.system.create_changelog_view(table => "
+                     ~ sql_string(relation.schema ~ '.' ~ relation.identifier) ~ ", changelog_view => "
+                     ~ sql_string(view) ~ ", options => map('start-snapshot-id', '" ~ start
+                     ~ "', 'end-snapshot-id', '" ~ state[0] ~ "'), identifier_columns => array("
+                     ~ _bronze_sql_list(identifier_columns) ~ "))") -%}
+    {{ return('select * from ' ~ view) }}
+{% endmacro %}
+
 {#- The filter of the model's main input: `true` on a full recompute, else
     `column` among the changed keys. On an incremental run it also writes the
     entities to replace (the changed keys; on a full recompute every entity
@@ -110,12 +166,30 @@
 
 {#- Post-hook of gold models: an incremental one records when it read its
     inputs (now: every input was written before this model started, and
-    none is written while it runs) and its reference tables' hash. -#}
+    none is written while it runs), the current snapshot of each input
+    table, and its reference tables' hash. -#}
 {% macro gold_mark() %}
     {%- if execute and config.get('materialized') == 'incremental' and flags.WHICH in ('run', 'build') -%}
-        {%- set now = run_query('select unix_micros(current_timestamp())').rows[0][0] -%}
-        {%- do run_query('alter table ' ~ this ~ " set tblproperties ('lakehouse.gold.read_at' = '"
-                         ~ now ~ "', 'lakehouse.gold.references' = '" ~ _gold_references_hash() ~ "')") -%}
+        {%- set inputs = [] -%}
+        {%- for id in model.depends_on.nodes if id in graph.nodes -%}
+            {%- set node = graph.nodes[id] -%}
+            {%- set relation = adapter.get_relation(node.database, node.schema, node.alias)
+                if node.resource_type == 'model' and node.config.materialized in ('table', 'incremental') else none -%}
+            {%- if relation is not none -%}{%- do inputs.append(relation) -%}{%- endif -%}
+        {%- endfor -%}
+        {%- set query -%}
+            select unix_micros(current_timestamp())
+            {%- for relation in inputs %},
+            (select max_by(snapshot_id, made_current_at) from {{ relation }}.history where is_current_ancestor)
+            {%- endfor %}
+        {%- endset -%}
+        {%- set values = run_query(query).rows[0] -%}
+        {%- set marks = ["'lakehouse.gold.read_at' = '" ~ values[0] ~ "'",
+                         "'lakehouse.gold.references' = '" ~ _gold_references_hash() ~ "'"] -%}
+        {%- for i in range(inputs | length) if values[i + 1] is not none -%}
+            {%- do marks.append("'lakehouse.gold.snapshot." ~ inputs[i].identifier ~ "' = '" ~ values[i + 1] ~ "'") -%}
+        {%- endfor -%}
+        {%- do run_query('alter table ' ~ this ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
     {%- endif -%}
 {% endmacro %}
 
@@ -141,3 +215,15 @@
     {%- endset -%}
     {{ return(run_query(query).rows[0][0]) }}
 {%- endmacro -%}
+
+{#- Pre-hook of gold models: on --full-refresh dbt-spark drops an
+    incremental Iceberg table before it creates it again, and checks the
+    contract only when creating it. Checked here first, so that a model
+    whose columns drift fails before anything is dropped. -#}
+{% macro gold_contract_check() %}
+    {%- if execute and config.get('materialized') == 'incremental' and should_full_refresh()
+          and config.get('contract').enforced -%}
+        {%- do get_assert_columns_equivalent(model.compiled_code) -%}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}

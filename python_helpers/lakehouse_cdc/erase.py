@@ -138,7 +138,9 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             models[relation] = dict(mapping)
             names[relation] = node.name
             declared_ids.append(node.unique_id)
-    # table models fed (directly or not) by a declared model: rebuilt after erasure
+    # table and incremental models fed (directly or not) by a declared model:
+    # rebuilt after erasure (incremental gold recomputes what the erasure
+    # deleted from its inputs)
     if not manifest.child_map:
         manifest.build_parent_and_child_maps()
     children = manifest.child_map
@@ -150,7 +152,7 @@ def load_declarations(schema: str, vars: dict[str, Any]) -> Declarations:
             seen.add(child)
             todo.append(child)
             node = manifest.nodes[child]
-            if node.config.materialized == "table":
+            if node.config.materialized in ("table", "incremental"):
                 downstream[node.name] = f"{node.schema}.{node.alias}"
     # bronze sources declare theirs in the table's meta, as models do; the
     # landing files under the source's location hold those columns

@@ -160,19 +160,26 @@ def test_marts_equal_aggregates_of_the_truth(warehouse_run, truths):
     ("        max(order_ts) as last_order_at\n", "        max(order_ts) as last_order_at,\n"
      "        count(*) as extra_column\n", "an added column"),
 ])
-def test_contract_rejects_a_drifting_model(warehouse_run, project_copy, tmp_path, old, new,
+def test_contract_rejects_a_drifting_model(warehouse_run, project_copy, tmp_path, spark, old, new,
                                            what):
+    """A gold model whose columns drift fails before it writes: its rebuild
+    (--full-refresh) on the enforced contract, its incremental run on the
+    schema check (on_schema_change='fail'); the table keeps its snapshots."""
     scenario, _ = warehouse_run
     project = project_copy()
     model = project / "models" / "gold" / "sales" / "mart_customer_lifetime_value.sql"
     text = model.read_text()
     assert old in text
     model.write_text(text.replace(old, new))
-    with pytest.raises(DbtError) as failure:
-        run_dbt(["run", "--select", "mart_customer_lifetime_value"], project_dir=project,
-                schema=scenario.schema, vars={"landing_root": str(scenario.landing)},
-                target_path=tmp_path / "target")
-    assert "contract" in str(failure.value).lower(), f"{what}: {failure.value}"
+    table = f"{scenario.schema}_gold.mart_customer_lifetime_value"
+    before = spark.sql(f"select snapshot_id from {table}.snapshots").collect()
+    for args, says in [(["--full-refresh"], "contract"), ([], "out of sync")]:
+        with pytest.raises(DbtError) as failure:
+            run_dbt(["run", "--select", "mart_customer_lifetime_value", *args],
+                    project_dir=project, schema=scenario.schema,
+                    vars={"landing_root": str(scenario.landing)}, target_path=tmp_path / "target")
+        assert says in str(failure.value).lower(), f"{what}, {args}: {failure.value}"
+    assert spark.sql(f"select snapshot_id from {table}.snapshots").collect() == before
 
 
 def _write_cdc(folder, name: str, header: list[str], rows: list[list[str]]) -> None:
@@ -219,21 +226,27 @@ def test_late_customer_repoints_the_unknown_member(warehouse_run, spark):
 
 
 FACTS = ("fct_orders", "fct_order_items")
+#: each mart: the column of the groups it recomputes, and its key
+MARTS = {"mart_customer_lifetime_value": ("customer_id", ["customer_id"]),
+         "mart_daily_revenue_by_country": ("order_date", ["order_date", "country"]),
+         "mart_product_performance": ("product_id", ["product_id", "month_start"])}
 
 
 def _seq(n: int) -> str:
     return f"2031010100000000900000000000000{n:04d}"
 
 
-def test_incremental_facts_replace_only_what_changed(warehouse_run, spark):
-    """The facts are incremental (macros/gold/gold_incremental.sql): a build
-    with nothing landed commits nothing to them; a run after a few changes
-    recomputes only the orders those touch (a row altered by hand elsewhere
-    stays as it is): an update, a delete with its lines, a late product
-    change re-pointing lines to the version it splits off; and the result
-    equals a full rebuild."""
+def test_incremental_gold_replaces_only_what_changed(warehouse_run, spark):
+    """Facts and marts are incremental (macros/gold/gold_incremental.sql): a
+    build with nothing landed commits nothing to them; a run after a few
+    changes recomputes only the orders those touch and the mart groups those
+    orders fall in (a row altered by hand elsewhere stays as it is): an
+    update, a delete with its lines, a late product change re-pointing lines
+    to the version it splits off; and the result equals a full rebuild."""
     scenario, _ = warehouse_run
     gold, silver, dims = "t_wh_gold", "t_wh_silver", "t_wh_dimensions"
+    tables = (*FACTS, *MARTS)
+    select = " ".join(f"+{mart}" for mart in MARTS)
 
     def snapshots(table: str) -> list[int]:
         return [r.snapshot_id for r in spark.sql(
@@ -247,9 +260,9 @@ def test_incremental_facts_replace_only_what_changed(warehouse_run, spark):
                 vars={"landing_root": str(scenario.landing), **scenario.vars},
                 target_path=scenario.target_path)
 
-    before = {t: snapshots(t) for t in FACTS}
-    scenario.build("+fct_order_items")
-    assert {t: snapshots(t) for t in FACTS} == before, "nothing landed, yet a fact committed"
+    before = {t: snapshots(t) for t in tables}
+    scenario.build(select)
+    assert {t: snapshots(t) for t in tables} == before, "nothing landed, yet a gold table committed"
 
     # three orders with lines, none of the late product's: one updated, one
     # deleted, one altered by hand in the facts (a recomputation would undo it)
@@ -277,6 +290,28 @@ def test_incremental_facts_replace_only_what_changed(warehouse_run, spark):
     spark.sql(f"update {gold}.fct_order_items set quantity = -7 "
               f"where order_id = {untouched.order_id}")
 
+    # the mart groups those orders can touch (from silver, not from the marts'
+    # macros): their customers and days, the products of their lines and of
+    # every order with the late product; in each mart a group outside them is
+    # altered by hand (a recomputation would undo it)
+    orders = (changed, deleted, untouched)
+    ids = ", ".join(str(o.order_id) for o in orders)
+    products = {r.product_id for r in spark.sql(f"""
+        select distinct product_id from {silver}.slv_retail__order_items
+        where order_id in ({ids}) or order_id in (
+            select order_id from {silver}.slv_retail__order_items
+            where product_id = {item.product_id})""").collect()}
+    touched = {"mart_customer_lifetime_value": {o.customer_id for o in orders},
+               "mart_daily_revenue_by_country": {o.order_ts.date() for o in orders},
+               "mart_product_performance": products}
+    edited = {}
+    for mart, (column, key) in MARTS.items():
+        row = next(r for r in spark.table(f"{gold}.{mart}").orderBy(*key).collect()
+                   if r[column] not in touched[mart])
+        where = " and ".join(f"{c} = '{row[c]}'" for c in key)
+        spark.sql(f"update {gold}.{mart} set order_count = order_count + 1000 where {where}")
+        edited[mart] = (where, row.order_count)
+
     retail = scenario.landing / "retail"
     meta = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ"]
     at = "2031-01-01 00:00:00.000000"
@@ -295,27 +330,35 @@ def test_incremental_facts_replace_only_what_changed(warehouse_run, spark):
                meta + ["product_id", "product_name", "category", "unit_price", "row_audit_ts"],
                [["U", canon(late), _seq(50), str(item.product_id), item.product_name,
                  item.category, str(item.unit_price + 1), canon(late)]])
-    run("--select", "+fct_order_items")
+    run("--select", select)
 
     facts = {r.order_id: r for r in spark.table(f"{gold}.fct_orders").collect()}
     assert facts[changed.order_id].status == "CANCELLED" and facts[changed.order_id].is_cancelled
     assert deleted.order_id not in facts
     assert spark.table(f"{gold}.fct_order_items").where(
         f"order_id = {deleted.order_id}").count() == 0
-    # not recomputed: the orders nothing touched keep what was written by hand
+    # not recomputed: the orders and groups nothing touched keep what was written by hand
     assert spark.table(f"{gold}.fct_order_items").where(
         f"order_id = {untouched.order_id} and quantity != -7").count() == 0
+    for mart, (where, count) in edited.items():
+        assert [r.order_count for r in spark.table(f"{gold}.{mart}").where(where).collect()] == [
+            count + 1000], mart
     version = spark.sql(f"""
         select p.rec_eff_dt, p.unit_price from {gold}.fct_order_items f
         join {dims}.dim_product p on p.product_sk = f.product_sk
         where f.order_id = {item.order_id} and f.line_no = {item.line_no}""").first()
     assert (version.rec_eff_dt, version.unit_price) == (late, item.unit_price + 1)
 
+    # the hand edits undone (the facts' own through the marts' next run), then
+    # every gold table equals a full rebuild
     spark.sql(f"update {gold}.fct_orders set order_amount = order_amount - 1000 "
               f"where order_id = {untouched.order_id}")
     for line_no, quantity in quantities.items():
         spark.sql(f"update {gold}.fct_order_items set quantity = {quantity} "
                   f"where order_id = {untouched.order_id} and line_no = {line_no}")
-    incremental = {t: rows(t) for t in FACTS}
-    run("--select", " ".join(FACTS), "--full-refresh")
-    assert {t: rows(t) for t in FACTS} == incremental
+    for mart, (where, count) in edited.items():
+        spark.sql(f"update {gold}.{mart} set order_count = {count} where {where}")
+    run("--select", " ".join(MARTS))
+    incremental = {t: rows(t) for t in tables}
+    run("--select", " ".join(tables), "--full-refresh")
+    assert {t: rows(t) for t in tables} == incremental

@@ -1,8 +1,25 @@
 {#- Units, revenue and orders per product and calendar month; cancelled
-    orders excluded. -#}
+    orders excluded. Incremental: a run recomputes the products of the order
+    lines fct_order_items changed since the last one (old and new images). -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='replace_by_key',
+    on_schema_change='fail',
+    unique_key=['product_id', 'month_start'],
+    meta={'replace_key': 'product_id'},
+) }}
+
+{%- set run = gold_incremental_run() %}
+{%- set changed -%}
+    select product_id
+    from ({{ gold_changed_rows(run, ref('fct_order_items'), ['order_id', 'line_no']) }}) as changed_lines
+{%- endset %}
+
 with items as (
     select * from {{ ref('fct_order_items') }}
-    where not is_cancelled and order_ts is not null
+    where
+        not is_cancelled and order_ts is not null
+        and {{ gold_changed_only(run, 'product_id', changed) }}
 ),
 
 final as (
