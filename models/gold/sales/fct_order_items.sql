@@ -30,8 +30,9 @@ with items as (
 ),
 
 orders as (
-    select * from {{ ref('fct_orders') }}
-    where order_id in (select order_id from items)
+    select fct_orders.*
+    from {{ ref('fct_orders') }} as fct_orders
+    left semi join items on fct_orders.order_id = items.order_id
 ),
 
 products as (

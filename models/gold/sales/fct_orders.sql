@@ -27,8 +27,9 @@ with orders as (
 ),
 
 items as (
-    select * from {{ ref('slv_retail__order_items') }}
-    where order_id in (select order_id from orders)
+    select order_items.*
+    from {{ ref('slv_retail__order_items') }} as order_items
+    left semi join orders on order_items.order_id = orders.order_id
 ),
 
 customers as (
