@@ -16,7 +16,9 @@
       <schema>.<name>         a view: the rows of the data files, normalised
                               by bronze_select()
     (A CDC run adds `<name>__new_lines__<model>`, the lines of just the files
-    new to that model: _cdc_new_files.)
+    new to that model: _cdc_new_files.) As a hook it then lists the files of
+    every selected model that reads these tables, once for the run
+    (_cdc_list_run_files).
     The tables are external (dropping them never touches the files). Each
     carries the MD5 of the DDL that made it (table property `lakehouse.ddl`):
     a table whose DDL is unchanged is only refreshed (its file listing read
@@ -40,11 +42,15 @@
                     {%- do stamps.update({node.schema: _bronze_ddl_stamps(node.schema)}) -%}
                 {%- endif -%}
                 {%- do _stage_bronze_table(node, stamps[node.schema]) -%}
-                {%- do staged.append(node.source_name ~ '.' ~ node.name) -%}
+                {%- do staged.append(node.unique_id) -%}
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
     {%- do log('bronze: staged ' ~ staged | length ~ ' external source table(s)', info=true) -%}
+    {%- if select is none -%}
+        {#- the hook: the files of every selected CDC model, listed once (_cdc_new_files) -#}
+        {%- do _cdc_list_run_files(staged) -%}
+    {%- endif -%}
     {{ return('') }}
 {% endmacro %}
 

@@ -3,9 +3,15 @@
     source's location (no content is read) and keeps those this model has
     not logged yet, by path and modification time, so a file that lands late
     with an old modification time (a copy or a restore) is found like any
-    other. The list is frozen for the run in a cached table
-    `<model>__cdc_files` (data files: is_data; others are logged as ignored
-    by cdc_apply), so what is logged is exactly what was listed.
+    other. The list is frozen for the run in `<model>__cdc_files` (data
+    files: is_data; others are logged as ignored by cdc_apply), so what is
+    logged is exactly what was listed.
+
+    The listing of every model a `dbt run`/`build` selected is made once, at
+    its start, in one Spark job (_cdc_list_run_files, called by the
+    on-run-start hook after staging): a model then only filters it, so a
+    model with nothing new costs no job of its own. A model run without that
+    listing (hooks skipped) lists its source itself.
 
     Returns the data files' paths, for bronze_select(). Commands that only
     compile (compile, docs, lint templaters) list nothing: none.
@@ -13,46 +19,141 @@
 {% macro _cdc_new_files(node, incremental) %}
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
-    {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
-    {%- if run_query("show tables in " ~ node.schema ~ " like " ~ sql_string((node.identifier or node.name) ~ '__files')).rows | length == 0 -%}
-        {%- do exceptions.raise_compiler_error(
-            "model '" ~ model.name ~ "': the file listing " ~ listing ~ " of source " ~ node.source_name ~ "."
-            ~ node.name ~ " does not exist. Bronze tables are staged by the on-run-start hook; run "
-            ~ "`dbt run-operation stage_bronze_sources` if hooks were skipped.") -%}
-    {%- endif -%}
-    {%- set log_relation = adapter.get_relation(database=none, schema=this.schema, identifier='cdc_file_log') -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
     {#- dropping a temporary view uncaches it too -#}
     {%- do run_query('drop view if exists ' ~ files) -%}
-    {%- set query -%}
-        cache table {{ files }} as
-        select
-            f.file_path,
-            f.file_modified_at,
-            f.file_size,
-            f.file_name rlike {{ sql_string(cfg['file_pattern']) }} as is_data
-        from (
-            select
-                _metadata.file_path as file_path,
-                _metadata.file_name as file_name,
-                _metadata.file_modification_time as file_modified_at,
-                _metadata.file_size as file_size
-            from {{ listing }}
-        ) as f
-        {%- if incremental and log_relation is not none %}
-        left anti join (
-            select file_path, file_modified_at
-            from {{ log_relation }}
-            where model_name = {{ sql_string(model.name) }}
-        ) as logged
-            on f.file_path = logged.file_path and f.file_modified_at = logged.file_modified_at
-        {%- endif %}
-    {%- endset -%}
-    {%- do run_query(query) -%}
-    {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
+    {%- set run_listing = _cdc_run_listing_name() -%}
+    {%- if run_query('show views like ' ~ sql_string(run_listing)).rows | length > 0 -%}
+        {#- the run's listing, read once: the model's view of it holds the
+            rows as values (reading it starts no Spark job) -#}
+        {%- set query -%}
+            select file_path, unix_micros(file_modified_at), file_size, is_data
+            from {{ run_listing }}
+            where model_name = {{ sql_string(model.name) }} and source_id = {{ sql_string(node.unique_id) }}
+                {%- if incremental %} and not logged{% endif %}
+        {%- endset -%}
+        {%- set rows = run_query(query).rows -%}
+        {%- set values = [] -%}
+        {%- for row in rows -%}
+            {%- do values.append('(' ~ sql_string(row[0]) ~ ', timestamp_micros(' ~ row[1] ~ '), cast('
+                                 ~ row[2] ~ ' as bigint), ' ~ ('true' if row[3] else 'false') ~ ')') -%}
+        {%- endfor -%}
+        {%- set query -%}
+            create temporary view {{ files }} as
+            {% if values -%}
+            select * from values {{ values | join(', ') }} as listed(file_path, file_modified_at, file_size, is_data)
+            {%- else -%}
+            select cast(null as string) as file_path, cast(null as timestamp) as file_modified_at,
+                cast(null as bigint) as file_size, cast(null as boolean) as is_data
+            where false
+            {%- endif %}
+        {%- endset -%}
+        {%- do run_query(query) -%}
+        {%- set paths = [] -%}
+        {%- for row in rows if row[3] -%}{%- do paths.append(row[0]) -%}{%- endfor -%}
+    {%- else -%}
+        {%- set query -%}
+            cache table {{ files }} as
+            select file_path, file_modified_at, file_size, is_data
+            from ({{ _cdc_listing_sql([(model, node)], incremental, check=true) }}) as listed
+        {%- endset -%}
+        {%- do run_query(query) -%}
+        {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
+    {%- endif -%}
     {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
     {{ return(paths) }}
+{% endmacro %}
+
+{#- The run's listing: a temporary view named after the invocation, so a
+    later dbt command in the same Spark session never reads an earlier one's. -#}
+{% macro _cdc_run_listing_name() %}
+    {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_')) }}
+{% endmacro %}
+
+{#- The files under the sources of (model, source node) pairs, one row per
+    pair and file: model_name, source_id, file_path, file_modified_at,
+    file_size, is_data (the source's file_pattern) and logged (in the
+    model's cdc_file_log with that modification time; only such rows are
+    left out when `unlogged_only`). `check`: fail, naming the fix, when a
+    source's file listing was not staged. -#}
+{% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false) %}
+    {%- set branches = [] -%}
+    {%- set logs = {} -%}
+    {%- for pair_model, node in pairs -%}
+        {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
+        {%- if check and adapter.get_relation(database=none, schema=node.schema,
+                                              identifier=(node.identifier or node.name) ~ '__files') is none -%}
+            {%- do exceptions.raise_compiler_error(
+                "model '" ~ pair_model.name ~ "': the file listing " ~ listing ~ " of source " ~ node.source_name ~ "."
+                ~ node.name ~ " does not exist. Bronze tables are staged by the on-run-start hook; run "
+                ~ "`dbt run-operation stage_bronze_sources` if hooks were skipped.") -%}
+        {%- endif -%}
+        {%- set branch -%}
+                select
+                    {{ sql_string(node.unique_id) }} as source_id,
+                    _metadata.file_path as file_path,
+                    _metadata.file_modification_time as file_modified_at,
+                    _metadata.file_size as file_size,
+                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['file_pattern']) }} as is_data
+                from {{ listing }}
+        {%- endset -%}
+        {%- if branch not in branches -%}{%- do branches.append(branch) -%}{%- endif -%}
+        {#- each schema's file log read once, for all its models -#}
+        {%- set log_relation = adapter.get_relation(database=none, schema=pair_model.schema, identifier='cdc_file_log') -%}
+        {%- if log_relation is not none -%}
+            {%- do logs.setdefault(log_relation | string, []).append(sql_string(pair_model.name)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    select p.model_name, f.*, l.file_path is not null as logged
+    from ({{ branches | join('\n    union all\n') }}) as f
+    join (
+        {%- for pair_model, node in pairs %}
+        select {{ sql_string(pair_model.name) }} as model_name, {{ sql_string(node.unique_id) }} as source_id
+        {{- '\n        union all' if not loop.last }}
+        {%- endfor %}
+    ) as p
+        on f.source_id = p.source_id
+    left join (
+        select distinct model_name, file_path, file_modified_at from (
+            {%- for relation, names in logs.items() %}
+            select model_name, file_path, file_modified_at from {{ relation }}
+            where model_name in ({{ names | unique | join(', ') }})
+            {{- '\n            union all' if not loop.last }}
+            {%- else %}
+            select cast(null as string) as model_name, cast(null as string) as file_path,
+                cast(null as timestamp) as file_modified_at
+            where false
+            {%- endfor %}
+        ) as logged
+    ) as l
+        on l.model_name = p.model_name and l.file_path = f.file_path and l.file_modified_at = f.file_modified_at
+    {%- if unlogged_only %}
+    where l.file_path is null
+    {%- endif %}
+{% endmacro %}
+
+{#- on-run-start (stage_bronze_sources): the listing of every selected model
+    that reads a staged source, one cached view for the run. -#}
+{% macro _cdc_list_run_files(staged) %}
+    {%- if flags.WHICH not in ('run', 'build') or selected_resources is not defined -%}{{ return(none) }}{%- endif -%}
+    {%- set pairs = [] -%}
+    {%- for unique_id in selected_resources if unique_id.startswith('model.') and unique_id in graph.nodes -%}
+        {%- set node = graph.nodes[unique_id] -%}
+        {%- for parent in node.depends_on.nodes if parent in staged -%}
+            {%- do pairs.append((node, graph.sources[parent])) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
+    {%- do run_query('cache table ' ~ _cdc_run_listing_name() ~ ' as ' ~ _cdc_listing_sql(pairs)) -%}
+{% endmacro %}
+
+{#- on-run-end: the run's listing is no longer needed -#}
+{% macro cdc_drop_run_listing() %}
+    {%- if execute and flags.WHICH in ('run', 'build') -%}
+        {%- do run_query('drop view if exists ' ~ _cdc_run_listing_name()) -%}
+    {%- endif -%}
+    {{ return('') }}
 {% endmacro %}
 
 {#

@@ -34,16 +34,31 @@
 #}
 
 {#- The run's state: `since` (SQL timestamp of the last read, none on a full
-    recompute) and `full`. Read once per model run. -#}
+    recompute), `full`, `unchanged` (no input table has a snapshot other
+    than the one read last time, and the reference tables are the same:
+    nothing to recompute, no query of the inputs at all) and the table's
+    marks. Read once per model run. -#}
 {% macro gold_incremental_run() %}
-    {%- set run = {'since': none, 'full': true, 'marks': {}} -%}
+    {%- set run = {'since': none, 'full': true, 'unchanged': false, 'marks': {}} -%}
     {%- if execute and is_incremental() and flags.WHICH in ('run', 'build') -%}
+        {#- a marker an earlier run of this model left when it failed midway -#}
+        {%- do run_query('drop view if exists ' ~ this.identifier ~ '__unchanged') -%}
         {%- set marks = _gold_marks(this) -%}
         {%- do run.update({'marks': marks}) -%}
         {%- if 'lakehouse.gold.read_at' in marks
               and marks.get('lakehouse.gold.references', '') == _gold_references_hash() -%}
             {%- do run.update({'since': 'timestamp_micros(' ~ marks['lakehouse.gold.read_at'] ~ ')',
                                'full': false}) -%}
+            {%- set moved = [] if _gold_inputs_covered() else ['an input that is not a table'] -%}
+            {%- for name, snapshot in _gold_input_snapshots().items() -%}
+                {%- if snapshot is none or marks.get('lakehouse.gold.snapshot.' ~ name) != snapshot | string -%}
+                    {%- do moved.append(name) -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- if moved | length == 0 -%}
+                {%- do log(model.name ~ ': no input changed since the last build, nothing to recompute', info=true) -%}
+                {%- do run.update({'unchanged': true}) -%}
+            {%- endif -%}
         {%- else -%}
             {%- do log(model.name ~ ': no read mark or a reference table changed, every entity recomputed',
                        info=true) -%}
@@ -52,12 +67,18 @@
     {{ return(run) }}
 {% endmacro %}
 
+{#- Whether the change queries below have nothing to find: a full
+    recompute (every entity anyway) or no input changed. -#}
+{% macro _gold_nothing_to_find(run) %}
+    {{ return(run['full'] or run['unchanged']) }}
+{% endmacro %}
+
 {#- The keys (`columns`, SQL select list) of a CDC model's rows changed or
     deleted since the run's mark: rows loaded since, tombstones recorded
     since (kept ones and those already moved to the horizon). A truncate
     since makes the run recompute everything. -#}
 {% macro cdc_changed_keys(run, relation, columns) %}
-    {%- if run['full'] -%}
+    {%- if _gold_nothing_to_find(run) -%}
         {{ return('select ' ~ columns ~ ' from ' ~ relation ~ ' where false') }}
     {%- endif -%}
     {%- set since = run['since'] -%}
@@ -87,13 +108,13 @@
     rows' `_dim_loaded_at`); a dimension without that column (the snapshot
     kind) makes the run recompute everything. -#}
 {% macro dimension_changed_keys(run, relation, column) %}
-    {%- if not run['full'] and '_dim_loaded_at' not in (adapter.get_columns_in_relation(relation)
+    {%- if not _gold_nothing_to_find(run) and '_dim_loaded_at' not in (adapter.get_columns_in_relation(relation)
                                                          | map(attribute='name') | list) -%}
         {%- do log(model.name ~ ': ' ~ relation.identifier ~ ' has no _dim_loaded_at, every entity recomputed',
                    info=true) -%}
         {%- do run.update({'full': true}) -%}
     {%- endif -%}
-    {%- if run['full'] -%}
+    {%- if _gold_nothing_to_find(run) -%}
         {{ return('select ' ~ column ~ ' from ' ~ relation ~ ' where false') }}
     {%- endif -%}
     {{ return('select ' ~ column ~ ' from ' ~ relation ~ ' where _dim_loaded_at > ' ~ run['since']) }}
@@ -109,7 +130,7 @@
     snapshot expired). -#}
 {% macro gold_changed_rows(run, relation, identifier_columns) %}
     {%- set nothing = 'select *, cast(null as string) as _change_type from ' ~ relation ~ ' where false' -%}
-    {%- if run['full'] -%}
+    {%- if _gold_nothing_to_find(run) -%}
         {{ return(nothing) }}
     {%- endif -%}
     {%- set start = run['marks'].get('lakehouse.gold.snapshot.' ~ relation.identifier) -%}
@@ -155,6 +176,11 @@
     {%- if not (execute and is_incremental() and flags.WHICH in ('run', 'build')) -%}
         {{ return('true') }}
     {%- endif -%}
+    {%- if run['unchanged'] -%}
+        {#- replace_by_key finds this view and commits nothing -#}
+        {%- do run_query('create or replace temporary view ' ~ this.identifier ~ '__unchanged as select 1 as nothing') -%}
+        {{ return('false') }}
+    {%- endif -%}
     {%- set query = 'select ' ~ column ~ ' from ' ~ this if run['full']
                     else 'select distinct ' ~ column ~ ' from (\n' ~ changed ~ '\n) as changed' -%}
     {%- set keys = _cdc_scratch_write(this.schema, this.identifier ~ '__changed', query) -%}
@@ -167,30 +193,67 @@
 {#- Post-hook of gold models: an incremental one records when it read its
     inputs (now: every input was written before this model started, and
     none is written while it runs), the current snapshot of each input
-    table, and its reference tables' hash. -#}
+    table, and its reference tables' hash; after a run whose inputs had not
+    changed (the marker view of gold_changed_only) the marks stay. -#}
 {% macro gold_mark() %}
     {%- if execute and config.get('materialized') == 'incremental' and flags.WHICH in ('run', 'build') -%}
-        {%- set inputs = [] -%}
-        {%- for id in model.depends_on.nodes if id in graph.nodes -%}
-            {%- set node = graph.nodes[id] -%}
-            {%- set relation = adapter.get_relation(node.database, node.schema, node.alias)
-                if node.resource_type == 'model' and node.config.materialized in ('table', 'incremental') else none -%}
-            {%- if relation is not none -%}{%- do inputs.append(relation) -%}{%- endif -%}
-        {%- endfor -%}
-        {%- set query -%}
-            select unix_micros(current_timestamp())
-            {%- for relation in inputs %},
-            (select max_by(snapshot_id, made_current_at) from {{ relation }}.history where is_current_ancestor)
-            {%- endfor %}
-        {%- endset -%}
-        {%- set values = run_query(query).rows[0] -%}
-        {%- set marks = ["'lakehouse.gold.read_at' = '" ~ values[0] ~ "'",
+        {%- set unchanged = this.identifier ~ '__unchanged' -%}
+        {%- if run_query('show views like ' ~ sql_string(unchanged)).rows | length > 0 -%}
+            {#- no input changed since the marks were set: they still hold -#}
+            {%- do run_query('drop view ' ~ unchanged) -%}
+            {{ return('') }}
+        {%- endif -%}
+        {%- set marks = ["'lakehouse.gold.read_at' = '" ~ run_query('select unix_micros(current_timestamp())').rows[0][0] ~ "'",
                          "'lakehouse.gold.references' = '" ~ _gold_references_hash() ~ "'"] -%}
-        {%- for i in range(inputs | length) if values[i + 1] is not none -%}
-            {%- do marks.append("'lakehouse.gold.snapshot." ~ inputs[i].identifier ~ "' = '" ~ values[i + 1] ~ "'") -%}
+        {%- for name, snapshot in _gold_input_snapshots().items() if snapshot is not none -%}
+            {%- do marks.append("'lakehouse.gold.snapshot." ~ name ~ "' = '" ~ snapshot ~ "'") -%}
         {%- endfor -%}
         {%- do run_query('alter table ' ~ this ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
     {%- endif -%}
+{% endmacro %}
+
+{#- Whether every input of the model is a table or incremental model (its
+    snapshot tells whether it changed) or a reference table (meta
+    gold_references, hashed): only then can "no input changed" be known
+    without reading them. -#}
+{% macro _gold_inputs_covered() %}
+    {%- set references = (config.get('meta') or {}).get('gold_references', []) -%}
+    {%- for id in model.depends_on.nodes -%}
+        {%- set node = graph.nodes.get(id) -%}
+        {%- if node is none or not ((node.resource_type == 'model' and node.config.materialized in ('table', 'incremental'))
+                                    or (node.resource_type == 'seed' and node.name in references)) -%}
+            {{ return(false) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(true) }}
+{% endmacro %}
+
+{#- The current snapshot of each table the model reads (its parents that
+    are table or incremental models), by table name (none: no snapshot
+    yet), in one query. -#}
+{% macro _gold_input_snapshots() %}
+    {%- set inputs = [] -%}
+    {%- for id in model.depends_on.nodes if id in graph.nodes -%}
+        {%- set node = graph.nodes[id] -%}
+        {%- set relation = adapter.get_relation(node.database, node.schema, node.alias)
+            if node.resource_type == 'model' and node.config.materialized in ('table', 'incremental') else none -%}
+        {%- if relation is not none -%}{%- do inputs.append(relation) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set snapshots = {} -%}
+    {%- if inputs | length > 0 -%}
+        {%- set query -%}
+            select
+            {%- for relation in inputs %}
+                (select max_by(snapshot_id, made_current_at) from {{ relation }}.history where is_current_ancestor)
+                {{- ',' if not loop.last }}
+            {%- endfor %}
+        {%- endset -%}
+        {%- set row = run_query(query).rows[0] -%}
+        {%- for relation in inputs -%}
+            {%- do snapshots.update({relation.identifier: row[loop.index0]}) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(snapshots) }}
 {% endmacro %}
 
 {%- macro _gold_marks(relation) -%}

@@ -6,7 +6,8 @@
     entities that are no longer produced deleted. The entities recomputed
     are those of the model's rows, and those `gold_changed_only` listed for
     this run (so an entity that produces no row any more is deleted). A run
-    that recomputed nothing commits nothing.
+    that recomputed nothing commits nothing; one whose inputs did not change
+    (gold_changed_only) does not even compute its rows.
 
         config(incremental_strategy='replace_by_key', unique_key='customer_sk',
                meta={'replace_key': 'customer_id'})
@@ -21,14 +22,22 @@
         {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': incremental_strategy "
             ~ "'replace_by_key' needs unique_key (a column or a list) and meta replace_key (the entity column).") -%}
     {%- endif -%}
+    {%- set listed = target.identifier ~ '__changed' -%}
+    {%- set unchanged = target.identifier ~ '__unchanged' -%}
+    {%- set views = run_query("show views like '" ~ listed ~ "|" ~ unchanged ~ "'").columns[1].values()
+                    | map('lower') | list -%}
+    {%- if unchanged | lower in views -%}
+        {#- gold_changed_only found no input changed: the model computed
+            nothing (the view is gold_mark's to drop) -#}
+        {{ return('select 0 as replaced') }}
+    {%- endif -%}
+    {%- set has_listed = listed | lower in views -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {#- the recomputed rows, computed once and written to scratch files
         (the merge reads them three times; with `cache table` on the model's
         view Spark still recomputed it, measured); none: no entity changed,
         nothing to commit -#}
     {%- set rows = _cdc_scratch_write(target.schema, target.identifier ~ '__replaced', 'select * from ' ~ source) -%}
-    {%- set listed = target.identifier ~ '__changed' -%}
-    {%- set has_listed = run_query("show views like '" ~ listed ~ "'").rows | length > 0 -%}
     {%- set entities = 'select ' ~ entity ~ ' from ' ~ rows
                        ~ ((' union select ' ~ entity ~ ' from ' ~ listed) if has_listed else '') -%}
     {%- if run_query('select count(*) from (' ~ entities ~ ')').rows[0][0] > 0 -%}

@@ -8,8 +8,9 @@ watches the landing folders of the bronze sources the CDC models read (their
 locations and file patterns as the models see them: the `bronze_locations`
 macro) and, when a data file lands, runs in this process `dbt run` of the CDC
 models reading that source and of the incremental models downstream of them
-(the SCD2 histories). They are the models and macros `dbt build` runs, so a
-file is applied exactly as a build would apply it. Per file it prints the time
+whose other inputs are built (the SCD2 histories, incremental gold). They are
+the models and macros `dbt build` runs, so a file is applied exactly as a
+build would apply it. Per file it prints the time
 from landing (the file's modification time) to the change visible in silver
 and in the SCD2 history, and the rows applied and quarantined.
 
@@ -179,12 +180,25 @@ class Follower:
                 node = self.manifest.nodes[child]
                 if child in chosen or node.resource_type != "model":
                     continue
-                if wanted is None or node.config.materialized in wanted:
+                if (wanted is None or node.config.materialized in wanted) and (
+                        wanted is None or self._runnable(node, chosen)):
                     chosen.append(child)
                     todo.append(child)
                 elif node.config.materialized in ("view", "ephemeral"):
                     todo.append(child)  # an incremental model may read through it
         return [self.manifest.nodes[uid].name for uid in chosen]
+
+    def _runnable(self, node, chosen: list[str]) -> bool:
+        """Whether every model `node` reads is run before it or already built:
+        an incremental model downstream (e.g. a gold fact) may also read
+        tables of sources this follower does not follow."""
+        for parent in node.depends_on.nodes:
+            other = self.manifest.nodes.get(parent)
+            if other is None or other.resource_type != "model" or parent in chosen:
+                continue
+            if not self.spark.catalog.tableExists(f"{other.schema}.{other.alias}"):
+                return False
+        return True
 
     # -- the folders --------------------------------------------------------
 
@@ -370,7 +384,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "with incremental_strategy cdc_merge)")
     parser.add_argument("--downstream", choices=DOWNSTREAM, default="incremental",
                         help="what else a new file runs: the incremental models downstream "
-                        "(SCD2 histories; default), all models downstream (gold too), or none")
+                        "whose other inputs are built (SCD2 histories, incremental gold; "
+                        "default), all models downstream, or none")
     parser.add_argument("--build", action="store_true",
                         help="dbt build instead of dbt run: the models' data tests run too")
     parser.add_argument("--interval", type=float, default=0.5,
