@@ -20,8 +20,6 @@
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
-    {#- dropping a temporary view uncaches it too -#}
-    {%- do run_query('drop view if exists ' ~ files) -%}
     {%- set run_listing = _cdc_run_listing_name() -%}
     {%- if run_query('show views like ' ~ sql_string(run_listing)).rows | length > 0 -%}
         {#- the run's listing, read once: the model's view of it holds the
@@ -39,7 +37,7 @@
                                  ~ row[2] ~ ' as bigint), ' ~ ('true' if row[3] else 'false') ~ ')') -%}
         {%- endfor -%}
         {%- set query -%}
-            create temporary view {{ files }} as
+            create or replace temporary view {{ files }} as
             {% if values -%}
             select * from values {{ values | join(', ') }} as listed(file_path, file_modified_at, file_size, is_data)
             {%- else -%}
@@ -52,6 +50,8 @@
         {%- set paths = [] -%}
         {%- for row in rows if row[3] -%}{%- do paths.append(row[0]) -%}{%- endfor -%}
     {%- else -%}
+        {#- dropping a temporary view uncaches it too -#}
+        {%- do run_query('drop view if exists ' ~ files) -%}
         {%- set query -%}
             cache table {{ files }} as
             select file_path, file_modified_at, file_size, is_data
@@ -60,7 +60,9 @@
         {%- do run_query(query) -%}
         {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
     {%- endif -%}
-    {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
+    {%- if paths -%}
+        {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
+    {%- endif -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
     {{ return(paths) }}
 {% endmacro %}
@@ -105,7 +107,9 @@
             {%- do logs.setdefault(log_relation | string, []).append(sql_string(pair_model.name)) -%}
         {%- endif -%}
     {%- endfor -%}
-    select p.model_name, f.*, l.file_path is not null as logged
+    {#- the pairs and the logged files are small: broadcast (measured: 0.65-0.7 s against 0.8-1.0 s
+        for the sample's ten models) #}
+    select /*+ broadcast(p), broadcast(l) */ p.model_name, f.*, l.file_path is not null as logged
     from ({{ branches | join('\n    union all\n') }}) as f
     join (
         {%- for pair_model, node in pairs %}
@@ -158,7 +162,8 @@
 
 {#
     The lines of just the new files, as an external text table
-    `<source>__new_lines__<model>` in the bronze schema (re-created each run;
+    `<source>__new_lines__<model>` in the bronze schema (re-created by each
+    run with new files;
     dropping it never touches the files): its path is a glob naming each new
     file, so a run reads the files landed since the last one, not every file
     ever landed (a `_metadata.file_path` filter on the whole folder's table
