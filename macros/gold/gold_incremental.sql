@@ -104,14 +104,17 @@
     {{ return(parts | join('\n    union\n    ')) }}
 {% endmacro %}
 
-{#- The entity keys of an SCD2 dimension rebuilt since the run's mark (its
-    rows' `_dim_loaded_at`); a dimension without that column (the snapshot
-    kind) makes the run recompute everything. -#}
+{#- The entity keys (or any `column`) of the rows of an SCD2 dimension
+    rewritten since the run's mark (their `_dim_loaded_at`); a dimension that
+    is a view (the snapshot kind, whose rows carry no write time) or lacks
+    that column makes the run recompute everything. -#}
 {% macro dimension_changed_keys(run, relation, column) %}
-    {%- if not _gold_nothing_to_find(run) and '_dim_loaded_at' not in (adapter.get_columns_in_relation(relation)
-                                                         | map(attribute='name') | list) -%}
-        {%- do log(model.name ~ ': ' ~ relation.identifier ~ ' has no _dim_loaded_at, every entity recomputed',
-                   info=true) -%}
+    {%- set stored = none if _gold_nothing_to_find(run)
+                     else adapter.get_relation(relation.database, relation.schema, relation.identifier) -%}
+    {%- if stored is not none and (stored.is_view or '_dim_loaded_at' not in (
+            adapter.get_columns_in_relation(stored) | map(attribute='name') | list)) -%}
+        {%- do log(model.name ~ ': ' ~ relation.identifier ~ ' has no row write times (_dim_loaded_at), '
+                   ~ 'every entity recomputed', info=true) -%}
         {%- do run.update({'full': true}) -%}
     {%- endif -%}
     {%- if _gold_nothing_to_find(run) -%}

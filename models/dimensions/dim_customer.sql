@@ -33,7 +33,10 @@ final as (
         rec_exp_dt,
         rec_exp_dt = timestamp '9999-12-31 00:00:00' and not is_deleted as is_current,
         is_deleted,
-        changed_at_snapshot as _dim_source_loaded_at
+        changed_at_snapshot as _dim_source_loaded_at,
+        -- no per-row write time here (dbt closes a version in place): facts
+        -- reading this kind recompute every order (gold_incremental.sql)
+        cast(null as timestamp) as _dim_loaded_at
     from snapshot
 
     union all
@@ -52,7 +55,8 @@ final as (
         timestamp '9999-12-31 00:00:00' as rec_exp_dt,
         false as is_current,
         false as is_deleted,
-        null as _dim_source_loaded_at
+        null as _dim_source_loaded_at,
+        cast(null as timestamp) as _dim_loaded_at
 )
 
 select * from final
