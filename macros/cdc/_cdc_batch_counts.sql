@@ -13,19 +13,34 @@
 #}
 {% macro _cdc_batch_counts(run) %}
     {%- set totals -%}
+        {#- per file first (a few rows), then the run: no distinct count
+            over the batch, and the undeclared columns as a set per file #}
         select
-            count_if(not _cdc_held) as `read`,
-            count_if(_cdc_outcome = 'applied') as applied,
-            count_if(_cdc_outcome = 'superseded') as superseded,
-            count_if(_cdc_outcome = 'quarantined') as quarantined,
-            count(distinct case when not _cdc_held then _cdc_file end) as files,
-            count(distinct case when _cdc_held then _cdc_file end) as held_files,
-            count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
-            count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
+            coalesce(sum(`read`), 0) as `read`,
+            coalesce(sum(applied), 0) as applied,
+            coalesce(sum(superseded), 0) as superseded,
+            coalesce(sum(quarantined), 0) as quarantined,
+            count_if(`read` > 0) as files,
+            count_if(held > 0) as held_files,
+            coalesce(sum(deletes), 0) as deletes,
+            coalesce(sum(truncates), 0) as truncates,
             {{ '(select count(*) from ' ~ run['listed'] ~ ' where not is_data)' if run['listed'] else '0' }} as ignored_files,
-            {{ "array_join(array_sort(array_distinct(flatten(collect_list(case when _cdc_outcome = 'applied' "
-               ~ "then map_keys(_cdc_extra) end)))), ',')" if '_cdc_extra' in run['names'] else "''" }} as undeclared
-        from {{ run['batch'] }}
+            coalesce(array_join(array_sort(array_distinct(flatten(collect_list(undeclared)))), ','), '') as undeclared
+        from (
+            select
+                _cdc_file,
+                count_if(not _cdc_held) as `read`,
+                count_if(_cdc_held) as held,
+                count_if(_cdc_outcome = 'applied') as applied,
+                count_if(_cdc_outcome = 'superseded') as superseded,
+                count_if(_cdc_outcome = 'quarantined') as quarantined,
+                count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
+                count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
+                {{ "flatten(collect_set(case when _cdc_outcome = 'applied' then map_keys(_cdc_extra) end))"
+                   if '_cdc_extra' in run['names'] else 'cast(array() as array<string>)' }} as undeclared
+            from {{ run['batch'] }}
+            group by _cdc_file
+        ) as per_file
     {%- endset -%}
     {%- set result = run_query(totals) -%}
     {%- set counts = {} -%}

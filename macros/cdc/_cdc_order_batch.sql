@@ -12,7 +12,12 @@
     numbers come from a non-deterministic function, which Spark refuses as a
     MERGE source, and every later step reads it. Before anything is written
     to a table the run fails on lost or invented rows
-    (_cdc_check_conservation) and on ties the sequence cannot break.
+    (_cdc_check_conservation) and on ties the sequence cannot break: two
+    usable rows of a key with the same sequence and different content
+    (provenance aside). Rows of a key are in sequence order in the window
+    that ranks them, so a tie is a row that differs from the one before it
+    with the same sequence: flagged in that same window (`_cdc_tie`), not by
+    a second pass that groups the whole batch.
     Returns the batch's counts by name (_cdc_batch_counts).
 #}
 {% macro _cdc_order_batch(run) %}
@@ -27,11 +32,13 @@
     {#- a truncate event carries no key: applied as a truncate, or (a change
         log, cdc_truncate_when false) kept as an event with a null key -#}
     {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
-    {%- set hashed = [] -%}
+    {#- a row's content, provenance aside, as one comparable value (a map is
+        not: its entries, sorted) -#}
+    {%- set content = [] -%}
     {%- for column in run['data_columns'] if column.name not in provenance -%}
-        {%- do hashed.append('`' ~ column.name ~ '`') -%}
+        {%- do content.append(sql_string(column.name) ~ ', `' ~ column.name ~ '`') -%}
     {%- endfor -%}
-    {%- if '_cdc_extra' in names -%}{%- do hashed.append('_cdc_extra') -%}{%- endif -%}
+    {%- if '_cdc_extra' in names -%}{%- do content.append("'_cdc_extra', array_sort(map_entries(_cdc_extra))") -%}{%- endif -%}
     {%- set held = '_cdc_file_held is not null' if '_cdc_file_held' in names else 'false' -%}
     {%- set checks = _cdc_reject_reason(keys, cfg['operation_column'], cfg['operations'], seq,
                                         keyless=is_truncate ~ " or `" ~ cfg['operation_column'] ~ "` <=> 'T'") -%}
@@ -46,30 +53,51 @@
                                                 and not column.name.startswith('_cdc_') -%}
             {%- do fillable.append(column.name) -%}
         {%- endfor -%}
-        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate', '_cdc_row_hash'] -%}
+        {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate'] -%}
         {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq) -%}
     {%- endif -%}
-    {%- set batch_sql -%}
+    {%- set ranked_sql -%}
         with src as (
             select
                 *,
                 {{ held }} as _cdc_held,
                 {{ 'coalesce(_cdc_reject_reason, ' ~ checks ~ ')' if '_cdc_reject_reason' in names else checks }} as _cdc_reason,
                 coalesce({{ cfg['delete_when'] }}, false) as _cdc_is_delete,
-                {{ is_truncate }} as _cdc_is_truncate,
-                sha2(to_json(struct({{ hashed | join(', ') }})), 256) as _cdc_row_hash
+                {{ is_truncate }} as _cdc_is_truncate
             from {{ run['source'] }}
         ),
 
-        ranked as (
+        ranking as (
             select
                 *,
-                case when _cdc_reason is null and not _cdc_held and not _cdc_is_truncate then row_number() over (
-                    partition by _cdc_reason is null and not _cdc_held and not _cdc_is_truncate, {{ key_list }}
-                    order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
-                ) end as _cdc_rank
+                case when _cdc_reason is null and not _cdc_held and not _cdc_is_truncate
+                    then row_number() over by_key end as _cdc_rank,
+                _cdc_reason is null and not _cdc_held
+                    and lag({{ _cdc_seq_struct(none, seq) }}) over by_key <=> {{ _cdc_seq_struct(none, seq) }}
+                    and not lag(named_struct({{ content | join(', ') }})) over by_key
+                            <=> named_struct({{ content | join(', ') }}) as _cdc_tie
             from ({{ rows }}) as batch_rows
+            window by_key as (
+                partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
+                order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
+            )
         )
+
+        select * from ranking
+    {%- endset -%}
+    {#- An incremental run ranks the batch first, into scratch files: the
+        stored rows of its keys are then found by a semi join whose small
+        side is those files (the table is scanned, not shuffled), and the
+        parse is not computed twice. The first run's table is empty: one
+        statement. -#}
+    {%- set batch = run['batch'] -%}
+    {%- set ranked = batch ~ '_ranked' -%}
+    {%- if not run['initial'] -%}
+        {%- do _cdc_scratch_write(run['schema'], ranked, ranked_sql) -%}
+        {%- set ranked_sql = 'select * from ' ~ ranked -%}
+    {%- endif -%}
+    {%- set batch_sql -%}
+        with ranked as ({{ ranked_sql }})
 
         select
             s.*,
@@ -103,7 +131,15 @@
                 end
                 {%- endif %}) as _cdc_final_reason
         from ranked as s
-        left join (select {{ key_list }}, {{ seq_list }}, true as _cdc_present from {{ target }}) as t
+        {#- the stored rows of the batch's keys only: the table is scanned,
+            not shuffled (the batch's keys are the small side of a semi join) #}
+        left join (
+            select {{ key_list }}, {{ seq_list }}, true as _cdc_present
+            from {{ target }}
+            {%- if not run['initial'] %}
+            where ({{ key_list }}) in (select {{ key_list }} from ranked where _cdc_rank = 1)
+            {%- endif %}
+        ) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
         {%- if has_tombstones %}
         left join {{ run['tombstones'] }} as d
@@ -125,21 +161,21 @@
         ) as b
         {%- endif %}
     {%- endset -%}
-    {%- set batch = run['batch'] -%}
     {%- do _cdc_scratch_write(run['schema'], batch, batch_sql) -%}
+    {%- if not run['initial'] -%}
+        {%- do _cdc_scratch_drop(run['schema'], ranked) -%}
+    {%- endif -%}
 
     {%- if '_cdc_file_rows' in names -%}
         {%- do _cdc_check_conservation(run['schema'], batch) -%}
     {%- endif -%}
     {%- set ties -%}
-        select to_json(named_struct(
+        select distinct to_json(named_struct(
             {%- for key in keys %}'{{ key }}', `{{ key }}`, {% endfor -%}
             {%- for column in seq %}'{{ column }}', `{{ column }}`{{ ', ' if not loop.last }}{% endfor -%}
         )) as tie
         from {{ batch }}
-        where _cdc_reason is null and not _cdc_held
-        group by {{ key_list }}, {{ seq_list }}
-        having count(distinct _cdc_row_hash) > 1
+        where _cdc_tie
         limit 20
     {%- endset -%}
     {%- set tie_rows = run_query(ties).rows -%}
