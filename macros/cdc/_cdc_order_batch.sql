@@ -8,16 +8,19 @@
       superseded   a later change of its key in the batch, or not newer
                    than the stored row, the tombstone or a truncate;
       applied      the rest.
-    The batch is written once to scratch files (_cdc_scratch): its row
-    numbers come from a non-deterministic function, which Spark refuses as a
-    MERGE source, and every later step reads it. Before anything is written
-    to a table the run fails on lost or invented rows
-    (_cdc_check_conservation) and on ties the sequence cannot break: two
-    usable rows of a key with the same sequence and different content
-    (provenance aside). Rows of a key are in sequence order in the window
-    that ranks them, so a tie is a row that differs from the one before it
-    with the same sequence: flagged in that same window (`_cdc_tie`), not by
-    a second pass that groups the whole batch.
+    The batch is written to scratch files (_cdc_scratch): its row numbers
+    come from a non-deterministic function, which Spark refuses as a MERGE
+    source, and every later step reads it. An incremental run writes the
+    ranked rows first and the batch with its outcomes from them (the stored
+    rows of the batch's keys are then found without shuffling the table).
+    Before anything is written to a table the run fails on lost or invented
+    rows (_cdc_check_conservation) and on ties the sequence cannot break:
+    two usable rows of a key, both truncates or neither, with the same
+    sequence and different content (provenance aside; a column's value
+    after Debezium's unavailable values are filled). Rows of a key are in
+    sequence order in the window that ranks them, so a tie is a row that
+    differs from the one before it with the same sequence: flagged in that
+    same window (`_cdc_tie`), not by a second pass over the whole batch.
     Returns the batch's counts by name (_cdc_batch_counts).
 #}
 {% macro _cdc_order_batch(run) %}
@@ -33,10 +36,13 @@
         log, cdc_truncate_when false) kept as an event with a null key -#}
     {%- set is_truncate = 'coalesce(' ~ cfg['truncate_when'] ~ ', false)' -%}
     {#- a row's content, provenance aside, as one comparable value (a map is
-        not: its entries, sorted) -#}
+        not: the files' extra columns as sorted entries, a map the model
+        makes as JSON) -#}
     {%- set content = [] -%}
     {%- for column in run['data_columns'] if column.name not in provenance -%}
-        {%- do content.append(sql_string(column.name) ~ ', `' ~ column.name ~ '`') -%}
+        {%- set value = 'to_json(`' ~ column.name ~ '`)' if 'map<' in column.data_type | lower
+                        else '`' ~ column.name ~ '`' -%}
+        {%- do content.append(sql_string(column.name) ~ ', ' ~ value) -%}
     {%- endfor -%}
     {%- if '_cdc_extra' in names -%}{%- do content.append("'_cdc_extra', array_sort(map_entries(_cdc_extra))") -%}{%- endif -%}
     {%- set held = '_cdc_file_held is not null' if '_cdc_file_held' in names else 'false' -%}
@@ -132,12 +138,18 @@
                 {%- endif %}) as _cdc_final_reason
         from ranked as s
         {#- the stored rows of the batch's keys only: the table is scanned,
-            not shuffled (the batch's keys are the small side of a semi join) #}
+            not shuffled (the batch's keys are the small side of a semi
+            join; null-safe, like the join: a change log stores events
+            with a null key) #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
-            from {{ target }}
+            from {{ target }} as k
             {%- if not run['initial'] %}
-            where ({{ key_list }}) in (select {{ key_list }} from ranked where _cdc_rank = 1)
+            where exists (
+                select 1 from ranked as r
+                where r._cdc_rank = 1
+                    {%- for key in keys %} and k.`{{ key }}` <=> r.`{{ key }}`{% endfor %}
+            )
             {%- endif %}
         ) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}

@@ -6,23 +6,23 @@
     target it is applied to. Not an Iceberg table: creating, committing and
     purging one cost about three times as much per run.
 
-    The files go to `<warehouse>/_cdc_scratch/<schema>/<name>` (storage every
+    The files go to `<warehouse>/_cdc_scratch/<schema>/<folder or name>` (storage every
     executor sees, on a cluster too); `_cdc_scratch_drop` empties the folder
     at the end of the run, so no change row outlives it there (a run killed
     midway leaves its batch until the model's next run, and `lakehouse erase`
     empties the whole scratch folder).
 #}
-{% macro _cdc_scratch_write(schema, name, query) %}
-    {%- set path = _cdc_scratch_path(schema, name) -%}
+{% macro _cdc_scratch_write(schema, name, query, folder=none) %}
+    {%- set path = _cdc_scratch_path(schema, folder or name) -%}
     {%- do run_query('insert overwrite directory ' ~ sql_string(path) ~ ' using parquet\n' ~ query) -%}
     {%- do run_query('create or replace temporary view ' ~ name ~ ' using parquet options (path '
                      ~ sql_string(path) ~ ')') -%}
     {{ return(name) }}
 {% endmacro %}
 
-{% macro _cdc_scratch_drop(schema, name) %}
+{% macro _cdc_scratch_drop(schema, name, folder=none) %}
     {%- do run_query('drop view if exists ' ~ name) -%}
-    {%- do run_query('insert overwrite directory ' ~ sql_string(_cdc_scratch_path(schema, name))
+    {%- do run_query('insert overwrite directory ' ~ sql_string(_cdc_scratch_path(schema, folder or name))
                      ~ ' using parquet select 1 as emptied where false') -%}
 {% endmacro %}
 

@@ -11,7 +11,7 @@
       2. read and validate    cdc_changes (typing and reject reasons), then
                               _cdc_order_batch's row conservation check
       3. order and dedupe     _cdc_order_batch: every row's outcome,
-                              written once to scratch files, ties refused,
+                              written to scratch files, ties refused,
                               counts by name (_cdc_batch_counts)
       4. apply                _cdc_apply_batch: quarantine, tombstones,
                               truncates, the MERGE
