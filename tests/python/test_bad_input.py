@@ -1023,6 +1023,26 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     ).collect()
     assert [tuple(r) for r in counted] == [(3, 2, 1, 0)]  # the truncate counts as applied
 
+    # the truncate delivered again (at-least-once): the change log stores it
+    # with a null key, and the copy must be found there (null-safe match) and
+    # superseded, not applied a second time nor quarantined
+    (folder / "20250101-000005000.json").write_text(json.dumps(truncate) + "\n")
+    build(project, tmp_path, schema)
+    assert silver(spark, table) == {7: ("7", "n", "1.50", "3", *common)}
+    log_table = f"{schema}_silver.slv_hostile__items_dbz_log"
+    redelivered = spark.sql(
+        f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log where model_name = 'slv_hostile__items_dbz_log' "
+        f"and file_path like '%20250101-000005000.json'"
+    ).collect()
+    assert [tuple(r) for r in redelivered] == [(1, 0, 1, 0)], redelivered
+    stored = spark.sql(
+        f"select item_id, _cdc_commit_ts from {log_table} where upper(_cdc_op) = 'T'"
+    ).collect()
+    assert [(r.item_id, r._cdc_commit_ts) for r in stored] == [
+        (None, dt.datetime(2025, 1, 1, 0, 1, 40))
+    ], stored
+
     # SCD2 from the change log: every version open before the truncate ends
     # at its time and a deleted marker follows; the key created after it is
     # the only current one
