@@ -477,6 +477,20 @@ def plot(results: list[SizeResult], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def publish(results: list[SizeResult], noop: tuple[float, float] | None,
+            by_sources: list[SourcesResult], args: argparse.Namespace) -> None:
+    """Print the report of the parts measured so far, and write it and the plot."""
+    text = report(results, noop, args) if results or noop else ""
+    if by_sources:
+        text = (text + "\n\n" if text else "") + sources_report(by_sources, args.source_rows)
+    print("\n" + text, flush=True)
+    if results:
+        plot(results, args.plot)
+        print(f"\nplot: {args.plot}", flush=True)
+    if args.report:
+        args.report.write_text(text + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="lakehouse bench --peers",
@@ -516,19 +530,15 @@ def main(argv: list[str] | None = None) -> int:
 
         spark = get_spark()
         results = [bench_size(spark, rows, args, root) for rows in sizes]
+        publish(results, None, [], args)  # each part is kept as it ends: a stopped run keeps it
         noop = None if args.no_sample else sample_noop(root)
-        counts = [int(s) for s in args.sources.split(",") if s.strip()]
-        by_sources = [bench_sources(n, min(args.changed, n), args.source_rows, args.seed, root)
-                      for n in counts]
-    text = report(results, noop, args) if results or noop else ""
-    if by_sources:
-        text = (text + "\n\n" if text else "") + sources_report(by_sources, args.source_rows)
-    print("\n" + text)
-    if results:
-        plot(results, args.plot)
-        print(f"\nplot: {args.plot}")
-    if args.report:
-        args.report.write_text(text + "\n")
+        if noop is not None:
+            publish(results, noop, [], args)
+        by_sources: list[SourcesResult] = []
+        for n in [int(s) for s in args.sources.split(",") if s.strip()]:
+            by_sources.append(bench_sources(n, min(args.changed, n), args.source_rows, args.seed,
+                                            root))
+            publish(results, noop, by_sources, args)
     return 0 if all(r.same_as_glue and r.builtin_merged for r in results) else 1
 
 
