@@ -31,8 +31,10 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
 
 def test_sources_run_applies_the_new_files_of_each_table(spark, schema, tmp_path):
     """The many-sources run: generated tables (add-table), a change file in one
-    of three; each table ends with the keys its own files say."""
+    of three applied by `dbt run`, then another by a warm follower; each
+    table ends with the keys its own files say."""
     result = bench_sources(3, 1, 200, 5, tmp_path, schema=schema)
+    assert result.follow_files == 1  # the follower applied the one new file, in its one turn
     landing = tmp_path / "sources_3_landing" / "fleet"
     for i in range(3):
         live = _live_keys(landing / f"t{i:03d}", 200)
