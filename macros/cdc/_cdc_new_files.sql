@@ -85,8 +85,7 @@
     {%- set logs = {} -%}
     {%- for pair_model, node in pairs -%}
         {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
-        {%- if check and adapter.get_relation(database=none, schema=node.schema,
-                                              identifier=(node.identifier or node.name) ~ '__files') is none -%}
+        {%- if check and not _cdc_table_exists(node.schema, (node.identifier or node.name) ~ '__files') -%}
             {%- do exceptions.raise_compiler_error(
                 "model '" ~ pair_model.name ~ "': the file listing " ~ listing ~ " of source " ~ node.source_name ~ "."
                 ~ node.name ~ " does not exist. Bronze tables are staged by the on-run-start hook; run "
@@ -136,6 +135,18 @@
     {%- if unlogged_only %}
     where l.file_path is null
     {%- endif %}
+{% endmacro %}
+
+{#- Whether `schema`.`identifier` exists, by its name only. Not dbt's
+    get_relation: the bronze schema is not in dbt's cache, and listing it
+    uncached (`show table extended`) reads every table's metadata, which
+    fails while another thread drops its `__new_lines__` table: dbt-spark
+    then reports the schema empty (seen on the cluster target, 4 threads). -#}
+{% macro _cdc_table_exists(schema, identifier) %}
+    {%- if run_query('show schemas like ' ~ sql_string(schema)).rows | length == 0 -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(run_query('show tables in ' ~ schema ~ ' like ' ~ sql_string(identifier)).rows | length > 0) }}
 {% endmacro %}
 
 {#- on-run-start (stage_bronze_sources): the listing of every selected model
