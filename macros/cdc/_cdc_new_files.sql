@@ -14,8 +14,11 @@
     nothing. A model run without that listing (hooks skipped) lists its
     source itself.
 
-    Returns the data files' paths, for bronze_select(). Commands that only
-    compile (compile, docs, lint templaters) list nothing: none.
+    Returns {'paths': the data files' paths, for bronze_select();
+    'nothing_new': an incremental run found no file at all, not even a
+    non-data one (cdc_changes marks its SQL so, and the run then does
+    nothing: no view of the model, no `<model>__cdc_files`)}. Commands that
+    only compile (compile, docs, lint templaters) list nothing: none.
 #}
 {% macro _cdc_new_files(node, incremental) %}
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
@@ -32,6 +35,9 @@
                 {%- if incremental %} and not logged{% endif %}
         {%- endset -%}
         {%- set rows = run_query(query).rows -%}
+        {%- if incremental and rows | length == 0 -%}
+            {{ return({'paths': [], 'nothing_new': true}) }}
+        {%- endif -%}
         {%- set values = [] -%}
         {%- for row in rows -%}
             {%- do values.append('(' ~ sql_string(row[0]) ~ ', timestamp_micros(' ~ row[1] ~ '), cast('
@@ -59,13 +65,19 @@
             from ({{ _cdc_listing_sql([(model, node)], incremental, check=true) }}) as listed
         {%- endset -%}
         {%- do run_query(query) -%}
-        {%- set paths = run_query('select file_path from ' ~ files ~ ' where is_data').columns[0].values() | list -%}
+        {%- set rows = run_query('select file_path, is_data from ' ~ files).rows -%}
+        {%- if incremental and rows | length == 0 -%}
+            {%- do run_query('drop view if exists ' ~ files) -%}
+            {{ return({'paths': [], 'nothing_new': true}) }}
+        {%- endif -%}
+        {%- set paths = [] -%}
+        {%- for row in rows if row[1] -%}{%- do paths.append(row[0]) -%}{%- endfor -%}
     {%- endif -%}
     {%- if paths -%}
         {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
     {%- endif -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
-    {{ return(paths) }}
+    {{ return({'paths': paths, 'nothing_new': false}) }}
 {% endmacro %}
 
 {#- The run's listing: a temporary view named after the invocation, so a
@@ -238,9 +250,10 @@
     the new files' lines are read.
 #}
 {% macro _cdc_count_skipped_events(node, cfg, paths) %}
+    {%- if cfg['format'] != 'debezium' -%}{{ return(none) }}{%- endif -%}
     {%- set events = this.identifier ~ '__cdc_events' -%}
     {%- do run_query('drop view if exists ' ~ events) -%}
-    {%- if cfg['format'] != 'debezium' or paths | length == 0 -%}{{ return(none) }}{%- endif -%}
+    {%- if paths | length == 0 -%}{{ return(none) }}{%- endif -%}
     {%- set literals = [] -%}
     {%- for path in paths -%}{%- do literals.append(sql_string(path)) -%}{%- endfor -%}
     {%- set query -%}

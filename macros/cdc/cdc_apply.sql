@@ -27,7 +27,6 @@
 {% macro cdc_apply(source, target, initial) %}
     {%- set run = _cdc_run(source, target, initial) -%}
     {%- if run['nothing_new'] -%}
-        {%- do run_query('drop view if exists ' ~ run['listed']) -%}
         {%- do log('cdc ' ~ model.name ~ ': no new files', info=true) -%}
         {{ return('select 0 as no_new_files') }}
     {%- endif -%}
@@ -42,16 +41,17 @@
     (cdc_config), the batch's columns, the table names, and the temporary
     views cdc_changes left (`listed`: this run's frozen file list;
     `events`: Debezium events skipped per file), each none when absent.
-    When no new file landed, only {'nothing_new': true, 'listed': ...}.
+    When no new file landed (cdc_changes marked the model's SQL so), only
+    {'nothing_new': true}: no statement at all.
 -#}
 {% macro _cdc_run(source, target, initial) %}
+    {#- nothing new landed for this model: nothing to read, write or log -#}
+    {%- if not initial and _cdc_nothing_new(model.compiled_code or '') -%}
+        {{ return({'nothing_new': true}) }}
+    {%- endif -%}
     {%- set listed = this.identifier ~ '__cdc_files' -%}
     {%- set events = this.identifier ~ '__cdc_events' -%}
     {%- set views = run_query("show tables like '" ~ listed ~ "|" ~ events ~ "'").columns[1].values() | list -%}
-    {#- nothing new landed for this model: nothing to read, write or log -#}
-    {%- if not initial and listed | lower in views and run_query('select count(*) from ' ~ listed).rows[0][0] == 0 -%}
-        {{ return({'nothing_new': true, 'listed': listed}) }}
-    {%- endif -%}
     {%- set cfg = cdc_config() -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
@@ -72,7 +72,7 @@
         'data_columns': data_columns,
         'soft': cfg['delete_mode'] == 'soft',
         'listed': listed if listed | lower in views else none,
-        'events': events if events | lower in views else none,
+        'events': events if events | lower in views and _cdc_source_format() == 'debezium' else none,
         'batch': target.identifier ~ '__cdc_batch',
         'tombstones': schema ~ '.' ~ target.identifier ~ '__cdc_tombstones',
         'horizon': schema ~ '.' ~ target.identifier ~ '__cdc_horizon',

@@ -52,7 +52,8 @@
         {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
-    {%- set files = _cdc_new_files(node, is_incremental()) -%}
+    {%- set found = _cdc_new_files(node, is_incremental()) -%}
+    {%- set files = found['paths'] if found is not none else none -%}
     {%- set typed = {} -%}
     {%- for column in columns -%}
         {%- do typed.update({column.name: column.data_type or 'string'}) -%}
@@ -68,6 +69,9 @@
         {%- for name in typed if name not in key_columns -%}
             {%- do unavailable.append(name) -%}
         {%- endfor -%}
+    {%- endif %}
+    {%- if found is not none and found['nothing_new'] %}
+    {{ _cdc_nothing_new_marker() }}
     {%- endif %}
     select
         {%- for name in cdc_column_names('provenance') %}
@@ -159,6 +163,21 @@
         from ({{ bronze_select(node, files, _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, files) else none) }}) as bronze
         {%- endif %}
     ) as typed
+{% endmacro %}
+
+{#- The comment cdc_changes puts in a model's SQL when its run found no
+    new file: the run then creates no view of the model and applies
+    nothing (_cdc_nothing_new). Named after the invocation, so SQL compiled
+    by an earlier command never matches. -#}
+{% macro _cdc_nothing_new_marker() -%}
+    /* cdc_changes: no new file for this model in run {{ invocation_id }} */
+{%- endmacro %}
+
+{#- Whether the model's SQL (`sql`) is that of a run with nothing new. Not
+    when on_schema_change asks dbt to compare the model's view with the
+    table: the view is then created as usual. -#}
+{% macro _cdc_nothing_new(sql) %}
+    {{ return(_cdc_nothing_new_marker() in sql and (config.get('on_schema_change') or 'ignore') == 'ignore') }}
 {% endmacro %}
 
 {#- A unit test's input rows as cdc_changes() passes rows on: the bronze
