@@ -24,13 +24,12 @@
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
-    {%- set run_listing = _cdc_run_listing_name() -%}
-    {%- if run_query('show views like ' ~ sql_string(run_listing)).rows | length > 0 -%}
+    {%- if _cdc_run_listing_exists() -%}
         {#- the run's listing, read once: the model's view of it holds the
             rows as values (reading that view starts no Spark job) -#}
         {%- set query -%}
             select file_path, unix_micros(file_modified_at), file_size, is_data
-            from {{ run_listing }}
+            from {{ _cdc_run_listing() }}
             where model_name = {{ sql_string(model.name) }} and source_id = {{ sql_string(node.unique_id) }}
                 {%- if incremental %} and not logged{% endif %}
         {%- endset -%}
@@ -80,10 +79,21 @@
     {{ return({'paths': paths, 'nothing_new': false}) }}
 {% endmacro %}
 
-{#- The run's listing: a temporary view named after the invocation, so a
-    later dbt command in the same Spark session never reads an earlier one's. -#}
+{#- The run's listing: a global temporary view, so every session of the
+    Spark application sees it (on the cluster target each dbt thread is a
+    Thrift session of its own), named after the invocation, so a later dbt
+    command never reads an earlier one's. `global_temp` is
+    Spark's default spark.sql.globalTempDatabase (a static setting). -#}
 {% macro _cdc_run_listing_name() %}
     {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_')) }}
+{% endmacro %}
+
+{% macro _cdc_run_listing() %}
+    {{ return('global_temp.' ~ _cdc_run_listing_name()) }}
+{% endmacro %}
+
+{% macro _cdc_run_listing_exists() %}
+    {{ return(run_query('show views in global_temp like ' ~ sql_string(_cdc_run_listing_name())).rows | length > 0) }}
 {% endmacro %}
 
 {#- The files under the sources of (model, source node) pairs, one row per
@@ -163,7 +173,7 @@
 
 {#- on-run-start (stage_bronze_sources): the listing of every selected model
     that reads a staged source, written once to scratch files for the run
-    and read through a temporary view. Not a cached table: its plan reads
+    and read through a global temporary view (_cdc_run_listing). Not a cached table: its plan reads
     the file logs, so Spark would recompute the whole listing after each
     model's file log write (at 200 sources, about 6 s per model). One
     scratch folder per schema: the build lock serializes builds on a
@@ -178,14 +188,15 @@
         {%- endfor -%}
     {%- endfor -%}
     {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
-    {%- do _cdc_scratch_write(target.schema, _cdc_run_listing_name(), _cdc_listing_sql(pairs), folder='cdc_run_files') -%}
+    {%- do _cdc_scratch_write(target.schema, _cdc_run_listing_name(), _cdc_listing_sql(pairs),
+                              folder='cdc_run_files', shared=true) -%}
 {% endmacro %}
 
 {#- on-run-end: the run's listing is no longer needed -#}
 {% macro cdc_drop_run_listing() %}
     {%- if execute and flags.WHICH in ('run', 'build') -%}
-        {%- if run_query('show views like ' ~ sql_string(_cdc_run_listing_name())).rows | length > 0 -%}
-            {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing_name(), folder='cdc_run_files') -%}
+        {%- if _cdc_run_listing_exists() -%}
+            {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing(), folder='cdc_run_files') -%}
         {%- endif -%}
     {%- endif -%}
     {{ return('') }}

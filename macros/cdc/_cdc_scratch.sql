@@ -1,7 +1,9 @@
 {#
     A query's rows (a CDC run's batch; the keys replace_by_key recomputes),
     written once as Parquet files and read back through a temporary view
-    `name` (returned). Not a cached view: Spark recomputes a
+    `name` (returned; `shared`: a global temporary view, which every session
+    of the Spark application sees, returned as `global_temp.<name>`). Not a
+    cached view: Spark recomputes a
     cached plan when a table it reads is written, and the batch reads the
     target it is applied to. Not an Iceberg table: creating, committing and
     purging one cost about three times as much per run.
@@ -12,12 +14,12 @@
     midway leaves its batch until the model's next run, and `lakehouse erase`
     empties the whole scratch folder).
 #}
-{% macro _cdc_scratch_write(schema, name, query, folder=none) %}
+{% macro _cdc_scratch_write(schema, name, query, folder=none, shared=false) %}
     {%- set path = _cdc_scratch_path(schema, folder or name) -%}
     {%- do run_query('insert overwrite directory ' ~ sql_string(path) ~ ' using parquet\n' ~ query) -%}
-    {%- do run_query('create or replace temporary view ' ~ name ~ ' using parquet options (path '
-                     ~ sql_string(path) ~ ')') -%}
-    {{ return(name) }}
+    {%- do run_query('create or replace ' ~ ('global ' if shared else '') ~ 'temporary view ' ~ name
+                     ~ ' using parquet options (path ' ~ sql_string(path) ~ ')') -%}
+    {{ return(('global_temp.' if shared else '') ~ name) }}
 {% endmacro %}
 
 {% macro _cdc_scratch_drop(schema, name, folder=none) %}

@@ -8,6 +8,7 @@ beside the in-process tests (conftest.py)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -178,6 +179,13 @@ def _builds_to_the_truth_on(work, env: dict[str, str]) -> None:
                 f"{SILVER[table]} read mid-build is neither the state before nor after: "
                 + diff(after[table], state[table]))
     _assert_warehouse_is_truth(spark, sim, 2)
+    # each CDC model read its new files from the run's one listing (made by
+    # the on-run-start hook in its Thrift session, seen by every thread's
+    # session); none listed its own source
+    a_log = (tmp_path / "a" / "logs" / "dbt.log").read_text()
+    from_run_listing = re.findall(r"create or replace temporary view (\w+)__cdc_files as", a_log)
+    assert set(from_run_listing) >= set(SILVER.values()), from_run_listing
+    assert not re.search(r"cache table \w+__cdc_files", a_log)
     # no change file was applied twice, and the lock is free again
     logged = spark.sql(f"select model_name, file_path, count(*) n from {SCHEMA}_silver."
                        "cdc_file_log group by model_name, file_path having count(*) > 1"
