@@ -177,7 +177,11 @@
     the file logs, so Spark would recompute the whole listing after each
     model's file log write (at 200 sources, about 6 s per model). One
     scratch folder per schema: the build lock serializes builds on a
-    shared warehouse, and the local target is one process. -#}
+    shared warehouse, and the local target is one process. One file
+    (`coalesce(1)`): every model reads its rows of the listing, and a file
+    per source's scan made each read open them all; the listing is written
+    by one task, not one per source (measured at 40 sources of 10 rows,
+    2026-11-25: the listing 2.2 -> 1.7 s, a model's read of it 47 -> 23 ms). -#}
 {% macro _cdc_list_run_files(staged) %}
     {%- if flags.WHICH not in ('run', 'build') or selected_resources is not defined -%}{{ return(none) }}{%- endif -%}
     {%- set pairs = [] -%}
@@ -188,7 +192,8 @@
         {%- endfor -%}
     {%- endfor -%}
     {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
-    {%- do _cdc_scratch_write(target.schema, _cdc_run_listing_name(), _cdc_listing_sql(pairs),
+    {%- do _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
+                              'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs) ~ ') as listed',
                               folder='cdc_run_files', shared=true) -%}
 {% endmacro %}
 
