@@ -9,7 +9,9 @@
         table (_cdc_add_undeclared_columns);
       - applied truncates (_cdc_apply_truncate), then the MERGE of the
         applied changes (_cdc_merge_sql; a change equal to what is stored
-        is a no-op); into the table this run created empty, an insert.
+        is a no-op); into the table this run created empty, an insert;
+      - with cdc_keep_changes, every change read into the model's change
+        log table (_cdc_keep_changes).
 #}
 {% macro _cdc_apply_batch(run, counts) %}
     {%- set cfg = run['cfg'] -%}
@@ -54,5 +56,8 @@
         {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                         run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
                                         empty_target=run['initial'])) -%}
+    {%- endif -%}
+    {%- if run['changes'] and counts['kept'] > 0 -%}
+        {%- do _cdc_keep_changes(run, counts) -%}
     {%- endif -%}
 {% endmacro %}

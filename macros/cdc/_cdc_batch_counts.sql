@@ -8,6 +8,9 @@
       deletes, truncates         changes that delete a key, applied truncates
       undeclared                 columns the applied rows carry that the YAML
                                  does not declare (comma-separated)
+      kept, kept_undeclared      rows neither held nor rejected (what
+                                 cdc_keep_changes keeps), and the undeclared
+                                 columns they carry
     Fails, before anything is written, when read differs from applied +
     superseded + quarantined: a row would be lost.
 #}
@@ -25,7 +28,10 @@
             coalesce(sum(deletes), 0) as deletes,
             coalesce(sum(truncates), 0) as truncates,
             {{ '(select count(*) from ' ~ run['listed'] ~ ' where not is_data)' if run['listed'] else '0' }} as ignored_files,
-            coalesce(array_join(array_sort(array_distinct(flatten(collect_list(undeclared)))), ','), '') as undeclared
+            coalesce(array_join(array_sort(array_distinct(flatten(collect_list(undeclared)))), ','), '') as undeclared,
+            coalesce(sum(kept), 0) as kept,
+            coalesce(array_join(array_sort(array_distinct(flatten(collect_list(kept_undeclared)))), ','), '')
+                as kept_undeclared
         from (
             select
                 _cdc_file,
@@ -36,8 +42,12 @@
                 count_if(_cdc_outcome = 'quarantined') as quarantined,
                 count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
                 count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
-                {{ "flatten(collect_set(case when _cdc_outcome = 'applied' then map_keys(_cdc_extra) end))"
-                   if '_cdc_extra' in run['names'] else 'cast(array() as array<string>)' }} as undeclared
+                count_if(_cdc_reason is null and not _cdc_held) as kept,
+                {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"),
+                                       ('kept_undeclared', '_cdc_reason is null and not _cdc_held')] %}
+                {{ "flatten(collect_set(case when " ~ rows ~ " then map_keys(_cdc_extra) end))"
+                   if '_cdc_extra' in run['names'] else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
+                {%- endfor %}
             from {{ run['batch'] }}
             group by _cdc_file
         ) as per_file

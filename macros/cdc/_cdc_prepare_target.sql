@@ -6,6 +6,8 @@
     columns (_cdc_evolve_schema). Then the tables the run reads beside the
     target: the tombstones of hard deletes (a hard-delete model that is not a
     change log) and the horizon (purged tombstones, applied truncates).
+    With cdc_keep_changes, the same for the table of kept changes
+    (`<table>__cdc_changes`; created when the setting is new).
     Sets run['target_columns'], the table's columns before the batch.
 #}
 {% macro _cdc_prepare_target(run) %}
@@ -14,35 +16,27 @@
     {%- set schema = run['schema'] -%}
     {%- do _cdc_ensure_log_tables(schema) -%}
     {%- if run['initial'] -%}
-        {%- do run_query('drop table if exists ' ~ target) -%}
-        {%- set ddl -%}
-            create table {{ target }} (
-                {%- for column in run['data_columns'] %}
-                `{{ column.name }}` {{ column.data_type }},
-                {%- endfor %}
-                {%- if run['soft'] %}
-                is_deleted boolean,
-                deleted_at timestamp,
-                {%- endif %}
-                _cdc_loaded_at timestamp,
-                _cdc_run_id string
-            )
-            using iceberg
-            {{ partition_cols(label='partitioned by') }}
-            tblproperties (
-                'format-version' = '2',
-                'write.merge.mode' = '{{ cfg['write_mode'] }}',
-                'write.update.mode' = '{{ cfg['write_mode'] }}',
-                'write.delete.mode' = '{{ cfg['write_mode'] }}'
-            )
-        {%- endset -%}
-        {%- do run_query(ddl) -%}
-        {%- do run_query('alter table ' ~ target ~ ' write ordered by ' ~ cfg['keys'] | join(', ')) -%}
+        {%- do _cdc_create_table(target, run['data_columns'], cfg, run['soft']) -%}
+        {%- if run['changes'] -%}
+            {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false,
+                                     cfg['keys'] + cfg['sequence_by']) -%}
+        {%- endif -%}
         {%- do run_query('drop table if exists ' ~ run['tombstones']) -%}
         {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
         {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
         {%- do _cdc_evolve_schema(target, run['data_columns']) -%}
+        {%- if run['changes'] -%}
+            {%- if adapter.get_relation(database=none, schema=schema, identifier=run['changes'].identifier) is none -%}
+                {%- do log('cdc ' ~ model.name ~ ': cdc_keep_changes is new, so ' ~ run['changes'] ~ ' keeps the '
+                           ~ 'changes from this run on; a --full-refresh of the model fills it from every landed file',
+                           info=true) -%}
+                {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false,
+                                         cfg['keys'] + cfg['sequence_by']) -%}
+            {%- else -%}
+                {%- do _cdc_evolve_schema(run['changes'], run['data_columns']) -%}
+            {%- endif -%}
+        {%- endif -%}
     {%- endif -%}
     {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}
     {#- the key and sequence of hard deletes (tombstones) and the horizon:
@@ -60,4 +54,34 @@
         {%- endset -%}
         {%- do run_query(ddl) -%}
     {%- endfor -%}
+{% endmacro %}
+
+{#- An empty Iceberg table (dropped first) with the model's columns, the
+    generated ones (soft: is_deleted, deleted_at) and the model's write
+    mode, written ordered by `order_by` (default: the keys). -#}
+{% macro _cdc_create_table(table, data_columns, cfg, soft, order_by=none) %}
+    {%- do run_query('drop table if exists ' ~ table) -%}
+    {%- set ddl -%}
+        create table {{ table }} (
+            {%- for column in data_columns %}
+            `{{ column.name }}` {{ column.data_type }},
+            {%- endfor %}
+            {%- if soft %}
+            is_deleted boolean,
+            deleted_at timestamp,
+            {%- endif %}
+            _cdc_loaded_at timestamp,
+            _cdc_run_id string
+        )
+        using iceberg
+        {{ partition_cols(label='partitioned by') }}
+        tblproperties (
+            'format-version' = '2',
+            'write.merge.mode' = '{{ cfg['write_mode'] }}',
+            'write.update.mode' = '{{ cfg['write_mode'] }}',
+            'write.delete.mode' = '{{ cfg['write_mode'] }}'
+        )
+    {%- endset -%}
+    {%- do run_query(ddl) -%}
+    {%- do run_query('alter table ' ~ table ~ ' write ordered by ' ~ (order_by or cfg['keys']) | join(', ')) -%}
 {% endmacro %}

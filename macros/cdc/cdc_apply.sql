@@ -14,7 +14,8 @@
                               written to scratch files, ties refused,
                               counts by name (_cdc_batch_counts)
       4. apply                _cdc_apply_batch: quarantine, tombstones,
-                              truncates, the MERGE
+                              truncates, the MERGE, the kept changes
+                              (cdc_keep_changes: _cdc_keep_changes)
       5. record               _cdc_record: file log, run audit
 
     Why a crash anywhere is safe: only step 5 marks files as read. A crash
@@ -76,6 +77,7 @@
         'batch': target.identifier ~ '__cdc_batch',
         'tombstones': schema ~ '.' ~ target.identifier ~ '__cdc_tombstones',
         'horizon': schema ~ '.' ~ target.identifier ~ '__cdc_horizon',
+        'changes': _cdc_changes_relation(target) if cfg['keep_changes'] else none,
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
         'nothing_new': false,

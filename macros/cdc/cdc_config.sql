@@ -28,6 +28,11 @@
                                   (default _cdc_commit_ts)
       cdc_write_mode              Iceberg write.merge/update/delete.mode of the
                                   table (default merge-on-read)
+      cdc_keep_changes            true: also keep every change the run reads
+                                  (not held, not rejected), one row per key
+                                  and sequence, in `<table>__cdc_changes`,
+                                  which a change-log model selects from with
+                                  cdc_change_log() (default false)
     A setting given as 0, false or an empty list keeps that value; only an
     absent setting takes the default.
 
@@ -68,6 +73,7 @@
         'exclude_from_update': _cdc_setting('cdc_exclude_from_update', []),
         'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates', false),
         'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
+        'keep_changes': _cdc_setting('cdc_keep_changes', false),
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}

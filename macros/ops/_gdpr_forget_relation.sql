@@ -1,6 +1,7 @@
 {#
     Remove the rows of erased subjects from one table, its CDC tombstones
-    (<table>__cdc_tombstones) and its quarantined rows (cdc_quarantine: a
+    (<table>__cdc_tombstones), its kept changes (<table>__cdc_changes) and
+    its quarantined rows (cdc_quarantine: a
     key value as a field of the raw line or JSON record, _gdpr_record_match),
     after adding to the ledger the other keys its
     subject rows carry (e.g. the order_id of an erased customer's orders).
@@ -47,18 +48,20 @@
         {%- endfor -%}
     {%- endfor -%}
 
-    {#- 2. the table and its tombstones -#}
+    {#- 2. the table, its tombstones and its kept changes (cdc_keep_changes) -#}
     {%- set targets = [(relation, present)] -%}
-    {%- set tombstones = adapter.get_relation(database=none, schema=relation.schema,
-                                              identifier=relation.identifier ~ '__cdc_tombstones') -%}
-    {%- if tombstones is not none -%}
-        {%- set tomb_columns = adapter.get_columns_in_relation(tombstones) | map(attribute='name') | map('lower') | list -%}
-        {%- set tomb_present = {} -%}
-        {%- for key, column in present.items() if column | lower in tomb_columns -%}
-            {%- do tomb_present.update({key: column}) -%}
-        {%- endfor -%}
-        {%- if tomb_present -%}{%- do targets.append((tombstones, tomb_present)) -%}{%- endif -%}
-    {%- endif -%}
+    {%- for suffix in ['__cdc_tombstones', '__cdc_changes'] -%}
+        {%- set beside = adapter.get_relation(database=none, schema=relation.schema,
+                                              identifier=relation.identifier ~ suffix) -%}
+        {%- if beside is not none -%}
+            {%- set beside_columns = adapter.get_columns_in_relation(beside) | map(attribute='name') | map('lower') | list -%}
+            {%- set beside_present = {} -%}
+            {%- for key, column in present.items() if column | lower in beside_columns -%}
+                {%- do beside_present.update({key: column}) -%}
+            {%- endfor -%}
+            {%- if beside_present -%}{%- do targets.append((beside, beside_present)) -%}{%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
     {%- for target, keys in targets -%}
         {%- set matches = [] -%}
         {%- for key, column in keys.items() -%}

@@ -147,8 +147,10 @@ class Follower:
                            manifest=self.manifest).result
         chosen = [json.loads(line)["unique_id"] for line in listed or []]
         nodes = self.manifest.nodes
+        # (a change-log view inherits the silver folder's strategy: not a reader)
         self.models = [uid for uid in chosen
-                       if nodes[uid].config.get("incremental_strategy") == "cdc_merge"]
+                       if nodes[uid].config.get("incremental_strategy") == "cdc_merge"
+                       and nodes[uid].config.materialized == "incremental"]
         if not self.models:
             raise SystemExit(f"[follow] --select {self.options.select!r} selects no CDC model "
                              "(incremental_strategy cdc_merge): nothing to follow")

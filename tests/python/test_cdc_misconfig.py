@@ -14,6 +14,9 @@ from lakehouse_cdc.dbt_runner import DbtError, run_dbt
         ("unknown_sequence", ["model 'unknown_sequence'", "cdc_sequence_by", "'commit_lsn'"]),
         ("not_iceberg", ["model 'not_iceberg'", "file_format is 'parquet'",
                          "file_format='iceberg'"]),
+        # a change-log view over a model that does not keep its changes
+        ("log_without_kept_changes", ["model 'log_without_kept_changes'", "does not keep them",
+                                      "'cdc_keep_changes': true", "config() of thing_state"]),
     ],
 )
 def test_misconfigured_model_fails_at_compile(spark, schema, fixture_project, tmp_path, model,

@@ -19,13 +19,8 @@ SLIPS = {
     "gold/sales/mart_product_performance.sql": (
         "count(distinct order_id)", "count(order_id)"),
     "silver/retail/slv_retail__customer_master.sql": ("'@', -1)", "'@', 1)"),
-    "silver/retail/slv_retail__customer_master_log.sql": ("lower(trim(email_id)) as email_id",
-                                                          "trim(email_id) as email_id"),
     "silver/retail/slv_retail__customer_address.sql": ("trim(country) as country", "country"),
-    "silver/retail/slv_retail__customer_address_log.sql": ("trim(city) as city", "city"),
     "silver/retail/slv_retail__product.sql": ("trim(category) as category", "category"),
-    "silver/retail/slv_retail__product_log.sql": ("trim(product_name) as product_name",
-                                                  "product_name"),
     "silver/retail/slv_retail__orders.sql": ("upper(trim(status))", "trim(status)"),
     "silver/retail/slv_retail__order_items.sql": ("cast(quantity * unit_price", "cast(unit_price"),
     "silver/intermediate/int_customer__current.sql": (

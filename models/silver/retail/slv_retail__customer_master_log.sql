@@ -1,24 +1,23 @@
-{#- Every change ever applied to customer_master, one row per change (a
-    delete, and a truncate with a null key, is a row too): the change log full-history dimensions are built
-    from. Same cleaning as slv_retail__customer_master. -#}
-{{ config(
-    unique_key=['customer_id', '_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
-    meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
-) }}
+{#- Every change ever read for customer_master (deletes included; a truncate is a
+    row with a null key): the change log full-history dimensions are built
+    from. Not a second reader of the source: slv_retail__customer_master reads,
+    validates and cleans the files once and keeps every change it read
+    (cdc_keep_changes); this view selects the log's columns from them. -#}
+{{ config(materialized='view') }}
 
-with changes as (
-    {{ cdc_changes(source('dms_retail', 'customer_master')) }}
-),
-
-cleaned as (
-    select
-        {{ cdc_columns() }},
-        customer_id,
-        trim(first_name) as first_name,
-        trim(last_name) as last_name,
-        trim(employer_name) as employer_name,
-        lower(trim(email_id)) as email_id
-    from changes
-)
-
-select * from cleaned
+select
+    customer_id,
+    first_name,
+    last_name,
+    employer_name,
+    email_id,
+    _cdc_phase,
+    _cdc_op,
+    _cdc_commit_ts,
+    _cdc_change_seq,
+    _cdc_file,
+    _cdc_file_modified_at,
+    _cdc_row,
+    _cdc_loaded_at,
+    _cdc_run_id
+from {{ cdc_change_log(ref('slv_retail__customer_master')) }}

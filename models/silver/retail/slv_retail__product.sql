@@ -1,4 +1,4 @@
-{{ config(unique_key='product_id', meta={'cdc_delete_mode': 'soft'}) }}
+{{ config(unique_key='product_id', meta={'cdc_delete_mode': 'soft', 'cdc_keep_changes': true}) }}
 
 with changes as (
     {{ cdc_changes(source('dms_retail', 'product')) }}

@@ -1,21 +1,18 @@
-{#- Every change ever applied to product (see slv_retail__customer_master_log). -#}
-{{ config(
-    unique_key=['product_id', '_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'],
-    meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
-) }}
+{#- Every change ever read for product (see slv_retail__customer_master_log). -#}
+{{ config(materialized='view') }}
 
-with changes as (
-    {{ cdc_changes(source('dms_retail', 'product')) }}
-),
-
-cleaned as (
-    select
-        {{ cdc_columns() }},
-        product_id,
-        trim(product_name) as product_name,
-        trim(category) as category,
-        unit_price
-    from changes
-)
-
-select * from cleaned
+select
+    product_id,
+    product_name,
+    category,
+    unit_price,
+    _cdc_phase,
+    _cdc_op,
+    _cdc_commit_ts,
+    _cdc_change_seq,
+    _cdc_file,
+    _cdc_file_modified_at,
+    _cdc_row,
+    _cdc_loaded_at,
+    _cdc_run_id
+from {{ cdc_change_log(ref('slv_retail__product')) }}

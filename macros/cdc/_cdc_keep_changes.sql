@@ -1,0 +1,75 @@
+{#
+    The change log of a CDC model, fed by the model's own run (one reader
+    per source: the files are read, validated and cleaned once, by the
+    current-state model, and its change-log model selects from what that
+    run kept; no cleaning is written twice).
+
+    With `cdc_keep_changes: true` a run keeps every change it read that is
+    neither held nor rejected, whatever its outcome in the current state
+    (applied, or superseded by a later change of its key), in
+    `<table>__cdc_changes`: the model's columns, one row per key and
+    sequence (a change repeated in several files once, from the first file
+    and row that carry it; a change already kept is left as it is, so a
+    re-run after a crash adds nothing), deletes and truncates as rows (a
+    truncate with a null key). A model selects from it with
+    cdc_change_log(ref('<model>')).
+#}
+{% macro _cdc_keep_changes(run, counts) %}
+    {%- set cfg = run['cfg'] -%}
+    {%- set keys = cfg['keys'] + cfg['sequence_by'] | reject('in', cfg['keys']) | list -%}
+    {#- the settings of a change log: a row per key and sequence, a delete is a row -#}
+    {%- set log_cfg = {} -%}
+    {%- do log_cfg.update(cfg) -%}
+    {%- do log_cfg.update({'keys': keys, 'delete_mode': 'hard', 'exclude_from_update': [],
+                           'ignore_null_updates': false}) -%}
+    {%- set evolved = {'added': [], 'columns': []} -%}
+    {%- if '_cdc_extra' in run['names'] -%}
+        {%- set evolved = _cdc_add_undeclared_columns(run['changes'], run['data_columns'],
+                              (counts['kept_undeclared'] or '').split(',') | reject('equalto', '') | list) -%}
+    {%- endif -%}
+    {%- set stored = adapter.get_columns_in_relation(run['changes']) | map(attribute='name') | list -%}
+    {%- set columns = run['data_columns'] | map(attribute='name') | list
+                      + (['_cdc_extra'] if '_cdc_extra' in run['names'] else []) -%}
+    {%- set kept -%}
+        (select {% for name in columns %}`{{ name }}`, {% endfor %}false as _cdc_is_delete
+        from (
+            select *, row_number() over (
+                partition by `{{ keys | join('`, `') }}` order by _cdc_file, _cdc_row) as _cdc_copy
+            from {{ run['batch'] }}
+            where _cdc_reason is null and not _cdc_held
+        ) as changes
+        where _cdc_copy = 1)
+    {%- endset -%}
+    {%- do run_query(_cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
+                                    false, evolved['columns'], empty_target=run['initial'])) -%}
+{% endmacro %}
+
+{#- The table of a model's kept changes (cdc_keep_changes) -#}
+{% macro _cdc_changes_relation(relation) %}
+    {{ return(relation.incorporate(path={'identifier': relation.identifier ~ '__cdc_changes'}, type='table')) }}
+{% endmacro %}
+
+{#
+    What a change-log model selects from: the changes the CDC model
+    `relation` (a ref()) kept, in `<table>__cdc_changes`. Fails, naming
+    the fix, when that model does not keep them.
+#}
+{% macro cdc_change_log(relation) %}
+    {%- if execute -%}
+        {%- set found = [] -%}
+        {%- for node in graph.nodes.values() if node.resource_type == 'model'
+                and node.schema | lower == relation.schema | lower and node.alias | lower == relation.identifier | lower -%}
+            {%- do found.append(node) -%}
+        {%- endfor -%}
+        {%- set node_config = found[0].config if found else none -%}
+        {%- set keeps = node_config is not none and (
+                (node_config.meta or {}).get('cdc_keep_changes', node_config.get('cdc_keep_changes'))) -%}
+        {%- if not keeps -%}
+            {%- do exceptions.raise_compiler_error(
+                "model '" ~ model.name ~ "': cdc_change_log(" ~ relation ~ ") reads the changes that model keeps, "
+                ~ "but it does not keep them. Set meta={'cdc_keep_changes': true} in the config() of "
+                ~ (found[0].name if found else relation.identifier) ~ " (a --full-refresh of it then fills them).") -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(_cdc_changes_relation(relation)) }}
+{% endmacro %}
