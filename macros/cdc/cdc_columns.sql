@@ -14,7 +14,8 @@
       'generated'   written by cdc_apply itself: when and by which run a row
                     was loaded, and the soft-delete flag and time
     cdc_columns() is the select list a silver model passes through:
-    provenance, then transient.
+    provenance, then transient (`kinds`: a change-log view selects the
+    provenance only).
 #}
 {% macro cdc_column_names(kind) -%}
     {%- set names = {
@@ -31,9 +32,11 @@
     {{ return(names[kind]) }}
 {%- endmacro %}
 
-{% macro cdc_columns(alias=none) -%}
+{% macro cdc_columns(alias=none, kinds=['provenance', 'transient']) -%}
     {%- set prefix = alias ~ '.' if alias else '' -%}
-    {%- for column in cdc_column_names('provenance') + cdc_column_names('transient') -%}
+    {%- set names = [] -%}
+    {%- for kind in kinds -%}{%- do names.extend(cdc_column_names(kind)) -%}{%- endfor -%}
+    {%- for column in names -%}
         {{ prefix }}{{ column }}{{ ',\n        ' if not loop.last }}
     {%- endfor -%}
 {%- endmacro %}

@@ -6,13 +6,7 @@ select
     product_name,
     category,
     unit_price,
-    _cdc_phase,
-    _cdc_op,
-    _cdc_commit_ts,
-    _cdc_change_seq,
-    _cdc_file,
-    _cdc_file_modified_at,
-    _cdc_row,
+    {{ cdc_columns(kinds=['provenance']) }},
     _cdc_loaded_at,
     _cdc_run_id
 from {{ cdc_change_log(ref('slv_retail__product')) }}
