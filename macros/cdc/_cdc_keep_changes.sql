@@ -16,7 +16,7 @@
 #}
 {% macro _cdc_keep_changes(run, counts) %}
     {%- set cfg = run['cfg'] -%}
-    {%- set keys = cfg['keys'] + cfg['sequence_by'] | reject('in', cfg['keys']) | list -%}
+    {%- set keys = _cdc_changes_keys(cfg) -%}
     {#- the settings of a change log: a row per key and sequence, a delete is a row -#}
     {%- set log_cfg = {} -%}
     {%- do log_cfg.update(cfg) -%}
@@ -42,6 +42,11 @@
     {%- endset -%}
     {%- do run_query(_cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
                                     false, evolved['columns'], empty_target=run['initial'])) -%}
+{% endmacro %}
+
+{#- What identifies a kept change: the model's keys, then its sequence -#}
+{% macro _cdc_changes_keys(cfg) %}
+    {{ return(cfg['keys'] + cfg['sequence_by'] | reject('in', cfg['keys']) | list) }}
 {% endmacro %}
 
 {#- The table of a model's kept changes (cdc_keep_changes) -#}

@@ -17,25 +17,24 @@
     {%- do _cdc_ensure_log_tables(schema) -%}
     {%- if run['initial'] -%}
         {%- do _cdc_create_table(target, run['data_columns'], cfg, run['soft']) -%}
-        {%- if run['changes'] -%}
-            {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false,
-                                     cfg['keys'] + cfg['sequence_by']) -%}
-        {%- endif -%}
         {%- do run_query('drop table if exists ' ~ run['tombstones']) -%}
         {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
         {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
         {%- do _cdc_evolve_schema(target, run['data_columns']) -%}
-        {%- if run['changes'] -%}
-            {%- if adapter.get_relation(database=none, schema=schema, identifier=run['changes'].identifier) is none -%}
+    {%- endif -%}
+    {%- if run['changes'] -%}
+        {%- set kept = none if run['initial']
+                       else adapter.get_relation(database=none, schema=schema, identifier=run['changes'].identifier) -%}
+        {%- if kept is none -%}
+            {%- if not run['initial'] -%}
                 {%- do log('cdc ' ~ model.name ~ ': cdc_keep_changes is new, so ' ~ run['changes'] ~ ' keeps the '
                            ~ 'changes from this run on; a --full-refresh of the model fills it from every landed file',
                            info=true) -%}
-                {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false,
-                                         cfg['keys'] + cfg['sequence_by']) -%}
-            {%- else -%}
-                {%- do _cdc_evolve_schema(run['changes'], run['data_columns']) -%}
             {%- endif -%}
+            {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false, _cdc_changes_keys(cfg)) -%}
+        {%- else -%}
+            {%- do _cdc_evolve_schema(kept, run['data_columns']) -%}
         {%- endif -%}
     {%- endif -%}
     {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}

@@ -174,3 +174,44 @@ def test_redelivered_file_is_reapplied_without_effect(hard, spark):
     scenario.build()
     for table in TABLES:
         assert silver_state(spark, scenario.schema, table) == states[-1][table]
+
+
+def test_keep_changes_set_later_keeps_from_then_on_and_full_refresh_fills_it(
+        spark, simulated, schema, project_copy, tmp_path):
+    """`cdc_keep_changes` turned on for a model already built: its kept changes
+    start with the next run's files; `--full-refresh` fills them from every
+    landed file (the files are read from the landing folder, not the code)."""
+    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.simulator import land_batch
+
+    sim = simulated(seed=11, scale=20, batches=1, changes_per_batch=20, malformed_rate=0,
+                    redeliver_rate=0, late_rate=0, tie_rate=0)
+    project, landing = project_copy(), tmp_path / "landing"
+    model = project / "models" / "silver" / "retail" / "slv_retail__orders.sql"
+
+    def run(*extra: str) -> None:
+        run_dbt(["run", "--select", "slv_retail__orders", *extra], project_dir=project,
+                schema=schema, vars={"landing_root": str(landing)},
+                target_path=tmp_path / "target")
+
+    def orders(landed: list[Path]) -> set[str]:
+        return {p.name for p in landed if p.parent.name == "orders"}
+
+    def kept() -> set[str]:
+        rows = spark.sql(f"select distinct _cdc_file from {schema}_silver."
+                         "slv_retail__orders__cdc_changes").collect()
+        return {r._cdc_file.rsplit("/", 1)[1] for r in rows}
+
+    first = orders(land_batch(sim, landing, 0))
+    run()
+    assert not spark.catalog.tableExists(f"{schema}_silver.slv_retail__orders__cdc_changes")
+    text, before = model.read_text(), "{{ config(unique_key='order_id') }}"
+    assert before in text
+    after = "{{ config(unique_key='order_id', meta={'cdc_keep_changes': true}) }}"
+    model.write_text(text.replace(before, after))
+    second = orders(land_batch(sim, landing, 1))
+    assert first and second and not first & second
+    run()
+    assert kept() == second
+    run("--full-refresh")
+    assert kept() == first | second
