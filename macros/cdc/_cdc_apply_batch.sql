@@ -12,6 +12,8 @@
         is a no-op); into the table this run created empty, an insert;
       - with cdc_keep_changes, every change read into the model's change
         log table (_cdc_keep_changes).
+    Each merge filters the table it merges into by the batch's keys when
+    the batch has a key list (_cdc_batch_keys).
 #}
 {% macro _cdc_apply_batch(run, counts) %}
     {%- set cfg = run['cfg'] -%}
@@ -31,6 +33,9 @@
                     where _cdc_rank = 1 and _cdc_is_delete
                 ) as s
                 on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+                {%- if _cdc_keys_in(run, 't') %}
+                    and {{ _cdc_keys_in(run, 't') }}
+                {%- endif %}
                 when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
                 when not matched then insert *
             {%- endset -%}
@@ -55,7 +60,8 @@
         {%- set to_apply = '(select * from ' ~ run['batch'] ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
         {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                         run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
-                                        empty_target=run['initial'])) -%}
+                                        empty_target=run['initial'],
+                                        keys_in=_cdc_keys_in(run, 't', run['table_rows']))) -%}
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}

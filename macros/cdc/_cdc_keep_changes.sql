@@ -41,7 +41,8 @@
         where _cdc_copy = 1)
     {%- endset -%}
     {%- do run_query(_cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
-                                    false, evolved['columns'], empty_target=run['initial'])) -%}
+                                    false, evolved['columns'], empty_target=run['initial'],
+                                    keys_in=_cdc_keys_in(run, 't', run['table_rows']))) -%}
 {% endmacro %}
 
 {#- What identifies a kept change: the model's keys, then its sequence -#}

@@ -5,10 +5,12 @@
     repeated in the MERGE so that it holds even if the table changed between
     the selection of the changes and this statement. `empty_target`: the
     table was created empty by this run (first run, full refresh): a plain
-    insert of the same rows.
+    insert of the same rows. `keys_in`: a predicate on the table's columns
+    true for every key of `changes` (_cdc_keys_in): the MERGE then reads
+    and shuffles only the stored rows it can match.
 #}
 {% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[],
-                        empty_target=false) %}
+                        empty_target=false, keys_in='') %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
@@ -68,6 +70,9 @@
     merge into {{ target }} as t
     using {{ changes }} as s
     on {% for key in keys %}t.`{{ key }}` <=> s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+    {%- if keys_in %}
+        and {{ keys_in }}
+    {%- endif %}
     {%- if soft %}
     when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
         {%- for name in bookkeeping %}

@@ -12,7 +12,8 @@
     come from a non-deterministic function, which Spark refuses as a MERGE
     source, and every later step reads it. An incremental run writes the
     ranked rows first and the batch with its outcomes from them (the stored
-    rows of the batch's keys are then found without shuffling the table).
+    rows of the batch's keys are then found without shuffling the table:
+    by the batch's key list, _cdc_batch_keys, or a semi join).
     Before anything is written to a table the run fails on lost or invented
     rows (_cdc_check_conservation) and on ties the sequence cannot break:
     two usable rows of a key, both truncates or neither, with the same
@@ -101,7 +102,9 @@
     {%- if not run['initial'] -%}
         {%- do _cdc_scratch_write(run['schema'], ranked, ranked_sql) -%}
         {%- set ranked_sql = 'select * from ' ~ ranked -%}
+        {%- do _cdc_batch_keys(run, ranked) -%}
     {%- endif -%}
+    {%- set keys_in = _cdc_keys_in(run, 'k') -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -137,14 +140,17 @@
                 end
                 {%- endif %}) as _cdc_final_reason
         from ranked as s
-        {#- the stored rows of the batch's keys only: the table is scanned,
-            not shuffled (the batch's keys are the small side of a semi
-            join; null-safe, like the join: a change log stores events
-            with a null key) #}
+        {#- the stored rows of the batch's keys only: the files holding
+            none of them skipped (the key list, _cdc_batch_keys), or
+            without a list the table scanned, not shuffled (the batch's
+            keys are the small side of a semi join; null-safe, like the
+            join: a change log stores events with a null key) #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
             from {{ target }} as k
-            {%- if not run['initial'] %}
+            {%- if keys_in %}
+            where {{ keys_in }}
+            {%- elif not run['initial'] %}
             where exists (
                 select 1 from ranked as r
                 where r._cdc_rank = 1
@@ -154,7 +160,12 @@
         ) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
         {%- if has_tombstones %}
-        left join {{ run['tombstones'] }} as d
+        left join (
+            select * from {{ run['tombstones'] }} as k
+            {%- if keys_in %}
+            where {{ keys_in }}
+            {%- endif %}
+        ) as d
             on s._cdc_rank = 1 and {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
         {%- endif %}
         cross join (

@@ -80,6 +80,9 @@
         'changes': _cdc_changes_relation(target) if cfg['keep_changes'] else none,
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
+        'key_list': none,
+        'key_count': 0,
+        'table_rows': 0,
         'nothing_new': false,
     } -%}
     {{ return(run) }}

@@ -33,6 +33,10 @@
                                   and sequence, in `<table>__cdc_changes`,
                                   which a change-log model selects from with
                                   cdc_change_log() (default false)
+      cdc_key_list_max            the most distinct keys a batch may have for
+                                  the statements that join the table to
+                                  filter it by the batch's keys first
+                                  (_cdc_batch_keys; default 20000; 0: never)
     A setting given as 0, false or an empty list keeps that value; only an
     absent setting takes the default.
 
@@ -74,6 +78,7 @@
         'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates', false),
         'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
         'keep_changes': _cdc_setting('cdc_keep_changes', false),
+        'key_list_max': _cdc_setting('cdc_key_list_max', 20000),
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}

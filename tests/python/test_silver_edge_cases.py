@@ -122,3 +122,80 @@ def test_columns_added_dropped_and_widened_without_full_refresh(spark, simulated
             assert any(r._cdc_run_id not in phase1_runs for r in rows.values())
             assert any(v["loyalty_tier"] for v in expected.values())
         assert actual == expected, diff(expected, actual)
+
+
+KEYED_MODEL = """{{{{ config(unique_key=['email_id', 'row_audit_ts', 'customer_id'],
+          meta={{'cdc_keep_changes': true{extra}}}) }}}}
+
+with changes as (
+    {{{{ cdc_changes(source('dms_retail', 'customer_master')) }}}}
+)
+
+select {{{{ cdc_columns() }}}}, email_id, row_audit_ts, customer_id, first_name
+from changes
+"""
+
+
+def test_batch_key_list_changes_only_speed(spark, schema, project_copy, tmp_path):
+    """The statements that join the table filter it by the batch's keys
+    (`_cdc_batch_keys`): string keys with quotes, a backslash, a comma and
+    non-ASCII letters, a timestamp and a number, as one composite key. The
+    same files applied with the key list and without it (`cdc_key_list_max:
+    0`) give the same table, which is the truth computed here from the rows
+    written, and the kept changes hold each change once."""
+    project, landing = project_copy(), tmp_path / "landing"
+    models = project / "models" / "silver" / "retail"
+    (models / "slv_keys__listed.sql").write_text(KEYED_MODEL.format(extra=""))
+    (models / "slv_keys__unlisted.sql").write_text(
+        KEYED_MODEL.format(extra=", 'cdc_key_list_max': 0"))
+    folder = landing / "retail" / "customer_master"
+    audit = ["2024-03-01 10:00:00.000000", "2024-03-01 10:00:00.000001",
+             "2024-12-31 23:59:59.999999"]
+    emails = ["o'brien@x.org", "back\\slash@x.org", 'say "hi"@x.org', "ünï@x.org", "a,b@x.org",
+              "plain@x.org", "new'one@x.org"]
+    keys = [(email, audit[n % 3], str(n + 1)) for n, email in enumerate(emails)]
+
+    def row(op: str, at: str, n: int, key: int, name: str) -> list[str]:
+        """A change of keys[key] committed at 2025-01-01 `at`, sequence n (none: full load)."""
+        email, ts, number = keys[key]
+        seq = f"20250101{at.replace(':', '')}{n:021d}" if n else ""
+        return [op, f"2025-01-01 {at}.000000", seq, number, name, "Lee", "", email, ts]
+
+    files = [
+        ("LOAD00000001.csv", [row("I", "00:00:00", 0, k, f"load{k}") for k in range(6)]),
+        ("20250101-010000000.csv", [
+            row("U", "01:00:00", 1, 0, "u1"), row("D", "01:00:00", 2, 1, "d"),
+            row("U", "01:00:00", 3, 2, "u3a"), row("U", "01:00:01", 4, 2, "u3b"),
+            row("I", "01:00:01", 5, 6, "i7"), row("U", "01:00:01", 6, 3, "u4")]),
+        ("20250101-020000000.csv", [
+            row("I", "02:00:00", 1, 1, "back"), row("U", "00:30:00", 1, 0, "late")]),
+    ]
+    # the truth: per key, the change with the highest (phase, commit, sequence) wins
+    truth: dict[tuple[str, str, str], tuple[tuple, list[str]]] = {}
+    selected = "slv_keys__listed slv_keys__unlisted"
+    for name, rows in files:
+        _write(folder / name, rows)
+        for r in rows:
+            key, order = (r[7], r[8], r[3]), (name.startswith("2"), r[1], r[2])
+            if key not in truth or order > truth[key][0]:
+                truth[key] = (order, r)
+        run_dbt(["run", "--select", selected], project_dir=project, schema=schema,
+                vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+        expected = {(k[0], k[1], int(k[2]), r[4]) for k, (_, r) in truth.items() if r[0] != "D"}
+        for model in selected.split():
+            got = {(r.email_id, r.row_audit_ts.strftime("%Y-%m-%d %H:%M:%S.%f"), r.customer_id,
+                    r.first_name) for r in spark.table(f"{schema}_silver.{model}").collect()}
+            assert got == expected, (name, model, got ^ expected)
+    written = sum(len(rows) for _, rows in files)
+    kept = spark.table(f"{schema}_silver.slv_keys__listed__cdc_changes")
+    identities = kept.select("email_id", "row_audit_ts", "customer_id", "_cdc_commit_ts",
+                             "_cdc_change_seq").distinct()
+    assert kept.count() == written == identities.count()
+    # both ways ran: the listed model's MERGE filtered the table by the keys, the other's did not
+    log = (project / "logs" / "dbt.log").read_text()
+    merges = re.findall(r"merge into \S+\.(slv_keys__\w+) as t\s+using .*?\n\s+on (.*?)\n\s+when",
+                        log, flags=re.S)
+    listed = [on for model, on in merges if model == "slv_keys__listed"]
+    unlisted = [on for model, on in merges if model == "slv_keys__unlisted"]
+    assert listed and all("in ((cast(X'" in on for on in listed), listed
+    assert unlisted and not any(" in (" in on for on in unlisted), unlisted

@@ -1,0 +1,87 @@
+{#
+    The keys of a batch as a list of SQL literals (run['key_list']), so that
+    every statement that reads or changes the stored rows of those keys (the
+    lookup of the stored rows, the tombstones, the MERGE, the kept changes)
+    filters the table by them before it joins: Iceberg skips the data files
+    whose key range holds none of them, and a MERGE shuffles the rows of the
+    batch's keys, not the whole table (a MERGE that may insert joins the
+    table on the side Spark cannot broadcast, so without a filter on the
+    table's own columns it shuffles all of it).
+
+    `ranked`: the ranked batch (scratch); its keys are those of the rows
+    neither held nor rejected, a superset of the keys each of those
+    statements touches. A list costs its length to plan, in every statement
+    that carries it (measured on this project's machine: 20,000 keys about
+    0.5-1 s each), so a statement uses it (_cdc_keys_in) when the batch has
+    at most 1,000 distinct keys, or when it is a MERGE into a table with at
+    least 100 times as many rows (at 10M rows, 20,000 keys: the MERGE 5.1 ->
+    2.3 s, the lookup of the stored rows 1.6 -> 3.8 s, so that one keeps its
+    semi join). No list at all (the statements join the whole table, as
+    correct, only slower) when the batch has
+      - more distinct keys than cdc_key_list_max;
+      - a null key (a truncate kept as an event: `in` never matches null);
+      - a key of a type whose text does not convert back to the same value
+        (only integers, decimals, strings, dates and timestamps do here).
+#}
+{% macro _cdc_batch_keys(run, ranked) %}
+    {%- set cfg = run['cfg'] -%}
+    {%- set keys = cfg['keys'] -%}
+    {%- set limit = cfg['key_list_max'] | int -%}
+    {%- set types = {} -%}
+    {%- for column in run['data_columns'] if column.name in keys -%}
+        {%- do types.update({column.name: column.data_type | lower}) -%}
+    {%- endfor -%}
+    {%- set literals = [] -%}
+    {%- for key in keys -%}
+        {%- set data_type = types.get(key, '') -%}
+        {%- if data_type == 'string' -%}
+            {#- hex: no quote or backslash in the key can break the literal -#}
+            {%- do literals.append("concat('cast(X', chr(39), hex(`" ~ key ~ "`), chr(39), ' as string)')") -%}
+        {%- elif data_type in ('tinyint', 'smallint', 'int', 'integer', 'bigint') -%}
+            {#- an integer literal of the column's type (suffix), the cheapest to plan -#}
+            {%- set suffix = {'tinyint': 'Y', 'smallint': 'S', 'bigint': 'L'}.get(data_type, '') -%}
+            {%- do literals.append("concat(cast(`" ~ key ~ "` as string), '" ~ suffix ~ "')") -%}
+        {%- elif data_type in ('date', 'timestamp') or data_type.startswith('decimal') -%}
+            {%- do literals.append("concat('cast(', chr(39), cast(`" ~ key ~ "` as string), chr(39), ' as "
+                                   ~ data_type ~ ")')") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if limit <= 0 or literals | length < keys | length -%}
+        {%- do run.update({'key_list': none}) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set literal = literals[0] if keys | length == 1
+                      else "concat('(', " ~ literals | join(", ', ', ") ~ ", ')')" -%}
+    {%- set query -%}
+        select
+            count(*) as keys,
+            count_if({% for key in keys %}`{{ key }}` is null{{ ' or ' if not loop.last }}{% endfor %}) as null_keys,
+            (select coalesce(max(cast(summary['total-records'] as bigint)), 0)
+             from (select summary from {{ run['target'] }}.snapshots order by committed_at desc limit 1)) as table_rows,
+            concat_ws(', ', collect_list({{ literal }})) as key_list
+        from (
+            select distinct `{{ keys | join('`, `') }}`
+            from {{ ranked }}
+            where _cdc_reason is null and not _cdc_held
+            limit {{ limit + 1 }}
+        ) as batch_keys
+    {%- endset -%}
+    {%- set row = run_query(query).rows[0] -%}
+    {%- set usable = row['null_keys'] == 0 and 0 < row['keys'] <= limit -%}
+    {%- do run.update({'key_list': row['key_list'] if usable else none, 'key_count': row['keys'],
+                       'table_rows': row['table_rows']}) -%}
+{% endmacro %}
+
+{#- `alias`'s keys are among the batch's (run['key_list']): a predicate on
+    the table's own columns, or '' when there is no list or it is too long
+    to pay here; `merge_rows`: the statement is a MERGE into a table of
+    about that many rows -#}
+{% macro _cdc_keys_in(run, alias, merge_rows=0) %}
+    {%- if not run.get('key_list') or (run['key_count'] > 1000 and run['key_count'] * 100 > merge_rows) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set columns = [] -%}
+    {%- for key in run['cfg']['keys'] -%}{%- do columns.append(alias ~ '.`' ~ key ~ '`') -%}{%- endfor -%}
+    {%- set tuple = columns[0] if columns | length == 1 else '(' ~ columns | join(', ') ~ ')' -%}
+    {{ return(tuple ~ ' in (' ~ run['key_list'] ~ ')') }}
+{% endmacro %}
