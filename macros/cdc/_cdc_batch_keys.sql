@@ -19,7 +19,8 @@
     semi join). No list at all (the statements join the whole table, as
     correct, only slower) when the batch has
       - more distinct keys than cdc_key_list_max;
-      - a null key (a truncate kept as an event: `in` never matches null);
+      - a null key (a truncate kept as an event: `in` never matches null),
+        or a string key that is not UTF-8;
       - a key of a type whose text does not convert back to the same value
         (only integers, decimals, strings, dates and timestamps do here).
 #}
@@ -32,17 +33,27 @@
         {%- do types.update({column.name: column.data_type | lower}) -%}
     {%- endfor -%}
     {%- set literals = [] -%}
+    {#- keys whose literal would not find them: text that is not UTF-8 (a
+        file's string bounds are compared decoded, with replacement) -#}
+    {%- set unusable = [] -%}
     {%- for key in keys -%}
         {%- set data_type = types.get(key, '') -%}
+        {%- set column = '`' ~ key ~ '`' -%}
+        {%- do unusable.append(column ~ ' is null') -%}
         {%- if data_type == 'string' -%}
             {#- hex: no quote or backslash in the key can break the literal -#}
-            {%- do literals.append("concat('cast(X', chr(39), hex(`" ~ key ~ "`), chr(39), ' as string)')") -%}
+            {%- do literals.append("concat('cast(X', chr(39), hex(" ~ column ~ "), chr(39), ' as string)')") -%}
+            {%- do unusable.append('cast(decode(cast(' ~ column ~ " as binary), 'UTF-8') as binary) <> cast("
+                                   ~ column ~ ' as binary)') -%}
         {%- elif data_type in ('tinyint', 'smallint', 'int', 'integer', 'bigint') -%}
             {#- an integer literal of the column's type (suffix), the cheapest to plan -#}
             {%- set suffix = {'tinyint': 'Y', 'smallint': 'S', 'bigint': 'L'}.get(data_type, '') -%}
-            {%- do literals.append("concat(cast(`" ~ key ~ "` as string), '" ~ suffix ~ "')") -%}
-        {%- elif data_type in ('date', 'timestamp') or data_type.startswith('decimal') -%}
-            {%- do literals.append("concat('cast(', chr(39), cast(`" ~ key ~ "` as string), chr(39), ' as "
+            {%- do literals.append("concat(cast(" ~ column ~ " as string), '" ~ suffix ~ "')") -%}
+        {%- elif data_type == 'timestamp' -%}
+            {#- microseconds since the epoch: exact whatever the session time zone -#}
+            {%- do literals.append("concat('timestamp_micros(', unix_micros(" ~ column ~ "), 'L)')") -%}
+        {%- elif data_type == 'date' or data_type.startswith('decimal') -%}
+            {%- do literals.append("concat('cast(', chr(39), cast(" ~ column ~ " as string), chr(39), ' as "
                                    ~ data_type ~ ")')") -%}
         {%- endif -%}
     {%- endfor -%}
@@ -55,7 +66,7 @@
     {%- set query -%}
         select
             count(*) as keys,
-            count_if({% for key in keys %}`{{ key }}` is null{{ ' or ' if not loop.last }}{% endfor %}) as null_keys,
+            count_if({{ unusable | join(' or ') }}) as unusable_keys,
             (select coalesce(max(cast(summary['total-records'] as bigint)), 0)
              from (select summary from {{ run['target'] }}.snapshots order by committed_at desc limit 1)) as table_rows,
             concat_ws(', ', collect_list({{ literal }})) as key_list
@@ -67,7 +78,8 @@
         ) as batch_keys
     {%- endset -%}
     {%- set row = run_query(query).rows[0] -%}
-    {%- set usable = row['null_keys'] == 0 and 0 < row['keys'] <= limit -%}
+    {%- set usable = row['unusable_keys'] == 0 and 0 < row['keys'] <= limit -%}
+    {%- do run.update({'key_types': types}) -%}
     {%- do run.update({'key_list': row['key_list'] if usable else none, 'key_count': row['keys'],
                        'table_rows': row['table_rows']}) -%}
 {% endmacro %}
@@ -80,8 +92,19 @@
     {%- if not run.get('key_list') or (run['key_count'] > 1000 and run['key_count'] * 100 > merge_rows) -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set columns = [] -%}
-    {%- for key in run['cfg']['keys'] -%}{%- do columns.append(alias ~ '.`' ~ key ~ '`') -%}{%- endfor -%}
-    {%- set tuple = columns[0] if columns | length == 1 else '(' ~ columns | join(', ') ~ ')' -%}
+    {%- set keys = run['cfg']['keys'] -%}
+    {%- if keys | length == 1 -%}
+        {#- a column and literals of different types are coerced to one -#}
+        {%- set tuple = alias ~ '.`' ~ keys[0] ~ '`' -%}
+    {%- else -%}
+        {#- a tuple is compared as a struct, whose fields must have the same
+            types on both sides: the table's columns as the batch's (Iceberg
+            stores tinyint and smallint as int; a table not widened yet) -#}
+        {%- set columns = [] -%}
+        {%- for key in keys -%}
+            {%- do columns.append('cast(' ~ alias ~ '.`' ~ key ~ '` as ' ~ run['key_types'][key] ~ ')') -%}
+        {%- endfor -%}
+        {%- set tuple = '(' ~ columns | join(', ') ~ ')' -%}
+    {%- endif -%}
     {{ return(tuple ~ ' in (' ~ run['key_list'] ~ ')') }}
 {% endmacro %}

@@ -124,30 +124,36 @@ def test_columns_added_dropped_and_widened_without_full_refresh(spark, simulated
         assert actual == expected, diff(expected, actual)
 
 
-KEYED_MODEL = """{{{{ config(unique_key=['email_id', 'row_audit_ts', 'customer_id'],
-          meta={{'cdc_keep_changes': true{extra}}}) }}}}
+KEYED_MODEL = """{{{{ config(unique_key={key}, meta={{'cdc_keep_changes': true{extra}}}) }}}}
 
 with changes as (
     {{{{ cdc_changes(source('dms_retail', 'customer_master')) }}}}
 )
 
-select {{{{ cdc_columns() }}}}, email_id, row_audit_ts, customer_id, first_name
+select {{{{ cdc_columns() }}}}, email_id, row_audit_ts,
+    cast(customer_id as smallint) as customer_id, first_name
 from changes
 """
 
 
-def test_batch_key_list_changes_only_speed(spark, schema, project_copy, tmp_path):
-    """The statements that join the table filter it by the batch's keys
-    (`_cdc_batch_keys`): string keys with quotes, a backslash, a comma and
-    non-ASCII letters, a timestamp and a number, as one composite key. The
-    same files applied with the key list and without it (`cdc_key_list_max:
-    0`) give the same table, which is the truth computed here from the rows
-    written, and the kept changes hold each change once."""
+def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
+        spark, schema, project_copy, tmp_path):
+    """The statements that join a table by key filter it by the batch's keys
+    (`_cdc_batch_keys`). Keys: strings with quotes, a backslash, a comma and
+    non-ASCII letters; a timestamp and a smallint (Iceberg stores it as int)
+    with them as a composite key; the string alone as a single key. The same
+    files applied with the key list and without it (`cdc_key_list_max: 0`)
+    give the truth computed here from the rows written, row for row: a late
+    change older than a delete stays dead (the tombstone was found), a change
+    delivered twice is kept once."""
     project, landing = project_copy(), tmp_path / "landing"
     models = project / "models" / "silver" / "retail"
-    (models / "slv_keys__listed.sql").write_text(KEYED_MODEL.format(extra=""))
-    (models / "slv_keys__unlisted.sql").write_text(
-        KEYED_MODEL.format(extra=", 'cdc_key_list_max': 0"))
+    composite = "['email_id', 'row_audit_ts', 'customer_id']"
+    variants = {"slv_keys__listed": (composite, ""),
+                "slv_keys__unlisted": (composite, ", 'cdc_key_list_max': 0"),
+                "slv_keys__by_email": ("'email_id'", "")}
+    for name, (key, extra) in variants.items():
+        (models / f"{name}.sql").write_text(KEYED_MODEL.format(key=key, extra=extra))
     folder = landing / "retail" / "customer_master"
     audit = ["2024-03-01 10:00:00.000000", "2024-03-01 10:00:00.000001",
              "2024-12-31 23:59:59.999999"]
@@ -167,35 +173,43 @@ def test_batch_key_list_changes_only_speed(spark, schema, project_copy, tmp_path
             row("U", "01:00:00", 1, 0, "u1"), row("D", "01:00:00", 2, 1, "d"),
             row("U", "01:00:00", 3, 2, "u3a"), row("U", "01:00:01", 4, 2, "u3b"),
             row("I", "01:00:01", 5, 6, "i7"), row("U", "01:00:01", 6, 3, "u4")]),
-        ("20250101-020000000.csv", [
-            row("I", "02:00:00", 1, 1, "back"), row("U", "00:30:00", 1, 0, "late")]),
+        # older than the delete of keys[1]: must not bring it back
+        ("20250101-020000000.csv", [row("I", "00:45:00", 7, 1, "zombie")]),
+        ("20250101-030000000.csv", [
+            row("I", "02:00:00", 1, 1, "back"), row("U", "00:30:00", 1, 0, "late"),
+            row("U", "01:00:00", 1, 0, "u1")]),  # delivered again
     ]
     # the truth: per key, the change with the highest (phase, commit, sequence) wins
     truth: dict[tuple[str, str, str], tuple[tuple, list[str]]] = {}
-    selected = "slv_keys__listed slv_keys__unlisted"
     for name, rows in files:
         _write(folder / name, rows)
         for r in rows:
             key, order = (r[7], r[8], r[3]), (name.startswith("2"), r[1], r[2])
             if key not in truth or order > truth[key][0]:
                 truth[key] = (order, r)
-        run_dbt(["run", "--select", selected], project_dir=project, schema=schema,
+        run_dbt(["run", "--select", " ".join(variants)], project_dir=project, schema=schema,
                 vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
-        expected = {(k[0], k[1], int(k[2]), r[4]) for k, (_, r) in truth.items() if r[0] != "D"}
-        for model in selected.split():
-            got = {(r.email_id, r.row_audit_ts.strftime("%Y-%m-%d %H:%M:%S.%f"), r.customer_id,
-                    r.first_name) for r in spark.table(f"{schema}_silver.{model}").collect()}
-            assert got == expected, (name, model, got ^ expected)
-    written = sum(len(rows) for _, rows in files)
-    kept = spark.table(f"{schema}_silver.slv_keys__listed__cdc_changes")
-    identities = kept.select("email_id", "row_audit_ts", "customer_id", "_cdc_commit_ts",
-                             "_cdc_change_seq").distinct()
-    assert kept.count() == written == identities.count()
-    # both ways ran: the listed model's MERGE filtered the table by the keys, the other's did not
+        expected = sorted((k[0], k[1], int(k[2]), r[4]) for k, (_, r) in truth.items()
+                          if r[0] != "D")
+        for model in variants:
+            got = sorted((r.email_id, r.row_audit_ts.strftime("%Y-%m-%d %H:%M:%S.%f"),
+                          r.customer_id, r.first_name)
+                         for r in spark.table(f"{schema}_silver.{model}").collect())
+            assert got == expected, (name, model, got, expected)
+    # each change kept once: the one delivered twice too
+    changes = {(r[7], r[8], r[3], r[1], r[2]) for _, rows in files for r in rows}
+    for model in variants:
+        kept = spark.table(f"{schema}_silver.{model}__cdc_changes")
+        assert kept.count() == len(changes) == sum(len(rows) for _, rows in files) - 1, model
+    # both ways ran: with the list, each join by key filtered the table by it; without, none
     log = (project / "logs" / "dbt.log").read_text()
-    merges = re.findall(r"merge into \S+\.(slv_keys__\w+) as t\s+using .*?\n\s+on (.*?)\n\s+when",
-                        log, flags=re.S)
-    listed = [on for model, on in merges if model == "slv_keys__listed"]
-    unlisted = [on for model, on in merges if model == "slv_keys__unlisted"]
-    assert listed and all("in ((cast(X'" in on for on in listed), listed
-    assert unlisted and not any(" in (" in on for on in unlisted), unlisted
+    statements = re.findall(r"On model\.lakehouse_cdc\.(slv_keys__\w+): (.*?)\n\x1b\[0m\d\d:",
+                            log, flags=re.S)
+    key_filter = "as smallint)) in (("  # the composite key's tuple, the table's side cast
+    for model, listed in [("slv_keys__listed", True), ("slv_keys__unlisted", False)]:
+        for pattern in [rf"merge into \S+\.{model} as t", rf"merge into \S+{model}__cdc_tombstones",
+                        rf"merge into \S+{model}__cdc_changes",
+                        r"true as _cdc_present\s+from \S+ as k\s+where"]:  # stored rows
+            seen = [key_filter in sql for name, sql in statements
+                    if name == model and re.search(pattern, sql)]
+            assert seen and all(f == listed for f in seen), (model, pattern, seen)
