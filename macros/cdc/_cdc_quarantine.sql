@@ -14,11 +14,11 @@
                 _cdc_file as file_path,
                 cast(_cdc_row as bigint) as row_number,
                 _cdc_final_reason as reason,
-                {% if '_cdc_raw' in names -%}
-                _cdc_raw
-                {%- else -%}
-                to_json(struct({% for name in names %}`{{ name }}`{{ ', ' if not loop.last }}{% endfor %}))
-                {%- endif %} as record,
+                {#- a row rejected after cdc_changes (e.g. a key the model's
+                    SQL derives is null) has no text kept: its columns as JSON -#}
+                {% if '_cdc_raw' in names -%}coalesce(_cdc_raw, {% endif -%}
+                to_json(struct({% for name in names if name != '_cdc_raw' %}`{{ name }}`{{ ', ' if not loop.last }}{% endfor %}))
+                {%- if '_cdc_raw' in names %}){% endif %} as record,
                 current_timestamp() as quarantined_at
             from {{ run['batch'] }}
             where _cdc_outcome = 'quarantined'

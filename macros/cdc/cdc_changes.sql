@@ -13,7 +13,12 @@
       does not cast or that the cast would change (lossless_cast_check), a
       missing key, an unknown operation or a missing sequence sets
       `_cdc_reject_reason`, and `_cdc_raw` keeps the row as written (the raw
-      line, or JSON of the fields) for the quarantine table.
+      line, or JSON of the fields) for the quarantine table. It keeps every
+      row's where a row that parsed may still be quarantined: on an
+      incremental run (a change older than a delete forgotten after
+      cdc_tombstone_retention_hours: late_beyond_retention), and when the
+      model derives a key column itself (it may be NULL: missing_key).
+      Otherwise, as in a full load, only the rejects carry it.
     - `_cdc_extra` carries the values of columns a file has and the YAML
       does not declare; cdc_apply adds them to the table (schema evolution),
       or, when the source does not allow it, the row is rejected.
@@ -52,6 +57,7 @@
         {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
+    {%- set keep_raw = is_incremental() or (cfg is not none and key_columns | length < cfg['keys'] | length) -%}
     {%- set found = _cdc_new_files(node, is_incremental()) -%}
     {%- set files = found['paths'] if found is not none else none -%}
     {%- set typed = {} -%}
@@ -85,7 +91,7 @@
         _cdc_unavailable,
         _cdc_extra,
         _cdc_reject_reason,
-        case when _cdc_reject_reason is not null then coalesce(_cdc_raw_line, to_json(named_struct(
+        case when {{ 'true' if keep_raw else '_cdc_reject_reason is not null' }} then coalesce(_cdc_raw_line, to_json(named_struct(
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
             '{{ column }}', _raw_{{ column }},
             {%- endfor %}

@@ -678,14 +678,50 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
     step("20250101-000004000.csv", [late, newer])
     table = f"{schema}_silver.slv_hostile__items"
     assert sorted(r.item_id for r in spark.table(table).collect()) == [2, 3]
-    reasons = [
-        r.reason
-        for r in spark.sql(
-            f"select reason from {schema}_silver.cdc_quarantine "
-            "where model_name = 'slv_hostile__items'"
-        ).collect()
-    ]
-    assert [r.split(":")[0] for r in reasons] == ["late_beyond_retention"], reasons
+    quarantined = spark.sql(
+        f"select file_path, row_number, reason, record from {schema}_silver.cdc_quarantine "
+        "where model_name = 'slv_hostile__items'"
+    ).collect()
+    assert [r.reason.split(":")[0] for r in quarantined] == ["late_beyond_retention"], quarantined
+    # quarantined with the row as written, like a row rejected by the parse
+    written = late.raw if late.raw is not None else encode(late.fields)
+    assert (file_name(quarantined[0].file_path), quarantined[0].row_number,
+            quarantined[0].record) == ("20250101-000004000.csv", 1, written), quarantined
+
+
+def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
+    spark, project_copy, tmp_path
+):
+    """A key the model's own SQL derives can be null although the row
+    parsed: the merge strategy rejects it (missing_key), with the line as
+    written, on the first run (the full load) as on later ones."""
+    project = _one_table_project(
+        project_copy,
+        (MODEL_SQL % "items")
+        .replace("unique_key='item_id'", "unique_key='item_key'")
+        .replace("select * from changes",
+                 "select *, case when name <> 'no key' then item_id end as item_key from changes"),
+    )
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_derived_key_" + os.urandom(3).hex()
+    c = Corpus()
+    first = [c.change("I", 1), c.change("I", 2, name="no key")]
+    second = [c.change("U", 1, name="still keyed"), c.change("I", 3, name="no key")]
+    for name, rows in (("20250101-000001000.csv", first), ("20250101-000002000.csv", second)):
+        land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
+        build(project, tmp_path, schema, "slv_hostile__items")
+    quarantined = spark.sql(
+        f"select file_path, row_number, reason, record from {schema}_silver.cdc_quarantine "
+        "where model_name = 'slv_hostile__items' order by file_path"
+    ).collect()
+    assert [(file_name(r.file_path), r.row_number, r.reason) for r in quarantined] == [
+        ("20250101-000001000.csv", 2, "missing_key: item_key"),
+        ("20250101-000002000.csv", 2, "missing_key: item_key"),
+    ], quarantined
+    assert [r.record for r in quarantined] == [
+        encode(first[1].fields), encode(second[1].fields)], quarantined
+    assert sorted((r.item_id, r.name) for r in spark.table(f"{schema}_silver.slv_hostile__items")
+                  .collect()) == [(1, "still keyed")]
 
 
 def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_path):
