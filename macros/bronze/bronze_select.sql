@@ -574,14 +574,15 @@
 {#- A column's value as text in the DMS form. Debezium writes timestamps as
     numbers since the epoch (timestamp(6): microseconds, or meta.external
     timestamp_unit) and dates as days since the epoch; a value that is not a
-    number stays as written, so silver quarantines it rather than losing it. -#}
+    number, or a number out of range (a cast to NULL), stays as written, so
+    silver quarantines it rather than losing it. -#}
 {% macro _bronze_value_text(cfg, column, name) %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
     {%- if cfg['format'] == 'debezium' and data_type == 'timestamp' -%}
         {{ _bronze_epoch_text(name, cfg['timestamp_unit']) }}
     {%- elif cfg['format'] == 'debezium' and data_type == 'date' -%}
         case when {{ name }} rlike '^-?[0-9]+$'
-            then cast(date_add(date '1970-01-01', cast({{ name }} as int)) as string)
+            then coalesce(cast(date_add(date '1970-01-01', try_cast({{ name }} as int)) as string), {{ name }})
             else {{ name }} end
     {%- else -%}
         {{ name }}
@@ -590,6 +591,7 @@
 
 {% macro _bronze_epoch_text(expr, unit) %}
     case when {{ expr }} rlike '^-?[0-9]+$'
-        then date_format(timestamp_{{ unit }}(cast({{ expr }} as bigint)), 'yyyy-MM-dd HH:mm:ss.SSSSSS')
+        then coalesce(date_format(timestamp_{{ unit }}(try_cast({{ expr }} as bigint)), 'yyyy-MM-dd HH:mm:ss.SSSSSS'),
+                      {{ expr }})
         else {{ expr }} end
 {%- endmacro %}

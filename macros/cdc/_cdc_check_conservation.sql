@@ -1,23 +1,27 @@
 {#
     Row conservation per file: the rows of each file that reached the batch
     must be exactly the data rows bronze counted in it before parsing any
-    field (`_cdc_file_rows`). A silver model that filters, joins away or
-    repeats change rows would otherwise lose or invent changes silently; the
-    run stops before anything is written and names the files.
+    field (`_cdc_file_rows`), each once (its row number is unique in the
+    file: a model that drops one row and repeats another keeps the count). A
+    silver model that filters, joins away or repeats change rows would
+    otherwise lose or invent changes silently; the run stops before anything
+    is written and names the files.
 #}
 {% macro _cdc_check_conservation(schema, batch) %}
     {%- set query -%}
-        select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file
+        select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file,
+            count(distinct _cdc_row) as distinct_rows
         from {{ batch }}
         group by _cdc_file
-        having count(*) <> max(_cdc_file_rows)
+        having count(*) <> max(_cdc_file_rows) or count(distinct _cdc_row) <> count(*)
         limit 10
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
     {%- if rows | length > 0 -%}
         {%- set listed = [] -%}
         {%- for row in rows -%}
-            {%- do listed.append(row[0] ~ ' (' ~ row[1] ~ ' of ' ~ row[2] ~ ' rows)') -%}
+            {%- do listed.append(row[0] ~ ' (' ~ row[1] ~ ' of ' ~ row[2] ~ ' rows'
+                                 ~ (', ' ~ row[3] ~ ' distinct' if row[3] != row[1] else '') ~ ')') -%}
         {%- endfor -%}
         {%- do _cdc_scratch_drop(schema, batch) -%}
         {%- do exceptions.raise_compiler_error(

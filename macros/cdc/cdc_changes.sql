@@ -17,8 +17,9 @@
       row's where a row that parsed may still be quarantined: on an
       incremental run (a change older than a delete forgotten after
       cdc_tombstone_retention_hours: late_beyond_retention), and when the
-      model derives a key column itself (it may be NULL: missing_key).
-      Otherwise, as in a full load, only the rejects carry it.
+      model derives a key, sequence or operation column itself (missing_key,
+      missing_sequence, unknown_op). Otherwise, as in a full load, only the
+      rejects carry it.
     - `_cdc_extra` carries the values of columns a file has and the YAML
       does not declare; cdc_apply adds them to the table (schema evolution),
       or, when the source does not allow it, the row is rejected.
@@ -57,7 +58,15 @@
         {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
-    {%- set keep_raw = is_incremental() or (cfg is not none and key_columns | length < cfg['keys'] | length) -%}
+    {#- the merge strategy's own reject rules (_cdc_order_batch) see what the
+        model makes of these rows: a key, a sequence column other than the
+        files' or an operation column the model derives may be NULL or
+        unknown there although the row parsed here -#}
+    {%- set checked_here = ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'] -%}
+    {%- set keep_raw = is_incremental() or (cfg is not none and (
+            key_columns | length < cfg['keys'] | length
+            or cfg['sequence_by'] | reject('in', checked_here) | list | length > 0
+            or cfg['operation_column'] != '_cdc_op')) -%}
     {%- set found = _cdc_new_files(node, is_incremental()) -%}
     {%- set files = found['paths'] if found is not none else none -%}
     {%- set typed = {} -%}

@@ -281,11 +281,13 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
     )
     # 21 a 10 MB field
     add("20250101-000021000.csv", [c.change("I", 180, name="z" * 10_000_000)])
-    # 22 a future timestamp is data; a year past 9999 and 7 fractional digits are not
+    # 22 a future timestamp is data, so are dates and times before the Gregorian
+    # calendar (1582); a year past 9999 and 7 fractional digits are not
     add(
         "20250101-000022000.csv",
         [
             c.change("I", 190, seen="2999-12-31 23:59:59.999999"),
+            c.change("I", 193, born="0001-01-01", seen="1500-01-01 00:00:00.000000"),
             c.change(
                 "I",
                 191,
@@ -692,40 +694,53 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
 def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
     spark, project_copy, tmp_path
 ):
-    """A key the model's own SQL derives can be null although the row
-    parsed: the merge strategy rejects it (missing_key), with the line as
-    written, on the first run (the full load) as on later ones."""
-    project = _one_table_project(
-        project_copy,
-        (MODEL_SQL % "items")
-        .replace("unique_key='item_id'", "unique_key='item_key'")
-        .replace("select * from changes",
-                 "select *, case when name <> 'no key' then item_id end as item_key from changes"),
-    )
-    folder = tmp_path / "landing" / "hostile" / "items"
-    schema = "t_derived_key_" + os.urandom(3).hex()
+    """What the model's own SQL makes of a row that parsed can be rejected by
+    the merge strategy: a derived key that is NULL (missing_key), a data
+    column used as a sequence that is empty (missing_sequence), a derived
+    operation that is unknown (unknown_op). Each is quarantined with the
+    line as written, on the first run (the full load) as on later ones."""
+    models = {
+        "items": ("unique_key='item_key'",
+                  "select *, case when name <> 'odd' then item_id end as item_key from changes",
+                  "missing_key: item_key"),
+        "items_seq": ("unique_key='item_id', meta={'cdc_sequence_by': "
+                      "['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq', 'qty']}",
+                      "select * from changes", "missing_sequence: qty"),
+        "items_op": ("unique_key='item_id', meta={'cdc_operation_column': 'op2'}",
+                     "select *, case when name = 'odd' then 'X' else _cdc_op end as op2 "
+                     "from changes", "unknown_op: X"),
+    }
+    project = _one_table_project(project_copy, "select 1 as unused")
+    folder = project / "models" / "silver" / "hostile"
+    for name, (config, select, _) in models.items():
+        (folder / f"slv_hostile__{name}.sql").write_text(
+            (MODEL_SQL % "items").replace("unique_key='item_id'", config)
+            .replace("select * from changes", select))
+    landing = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_derived_" + os.urandom(3).hex()
     c = Corpus()
-    first = [c.change("I", 1), c.change("I", 2, name="no key")]
-    second = [c.change("U", 1, name="still keyed"), c.change("I", 3, name="no key")]
+    first = [c.change("I", 1), c.change("I", 2, name="odd", qty=None)]
+    second = [c.change("U", 1, name="still keyed"), c.change("I", 3, name="odd", qty=None)]
     for name, rows in (("20250101-000001000.csv", first), ("20250101-000002000.csv", second)):
-        land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
-        build(project, tmp_path, schema, "slv_hostile__items")
-    quarantined = spark.sql(
-        f"select file_path, row_number, reason, record from {schema}_silver.cdc_quarantine "
-        "where model_name = 'slv_hostile__items' order by file_path"
-    ).collect()
-    assert [(file_name(r.file_path), r.row_number, r.reason) for r in quarantined] == [
-        ("20250101-000001000.csv", 2, "missing_key: item_key"),
-        ("20250101-000002000.csv", 2, "missing_key: item_key"),
-    ], quarantined
-    assert [r.record for r in quarantined] == [
-        encode(first[1].fields), encode(second[1].fields)], quarantined
-    assert sorted((r.item_id, r.name) for r in spark.table(f"{schema}_silver.slv_hostile__items")
-                  .collect()) == [(1, "still keyed")]
+        land(landing, [CorpusFile(name, lines(HEADER, rows), rows)])
+        build(project, tmp_path, schema)
+    for name, (_, _, reason) in models.items():
+        quarantined = spark.sql(
+            f"select file_path, row_number, reason, record from {schema}_silver.cdc_quarantine "
+            f"where model_name = 'slv_hostile__{name}' order by file_path"
+        ).collect()
+        got = [(file_name(r.file_path), r.row_number, r.reason, r.record) for r in quarantined]
+        assert got == [
+            ("20250101-000001000.csv", 2, reason, encode(first[1].fields)),
+            ("20250101-000002000.csv", 2, reason, encode(second[1].fields)),
+        ], (name, quarantined)
+        stored = spark.table(f"{schema}_silver.slv_hostile__{name}").collect()
+        assert sorted((r.item_id, r.name) for r in stored) == [(1, "still keyed")], (name, stored)
 
 
 def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_path):
-    """Row conservation: a silver model may not filter change rows away."""
+    """Row conservation: a silver model may not filter change rows away, nor
+    swap one for a copy of another."""
     project = _one_table_project(
         project_copy,
         (MODEL_SQL % "items").replace(
@@ -744,6 +759,17 @@ def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_pa
     assert not result.success
     message = " ".join(str(r.message) for r in result.result.results)
     assert "1 of 2 rows" in message and "must pass every change row through" in message, message
+    assert spark.sql(f"select count(*) from {schema}_silver.cdc_file_log").collect()[0][0] == 0
+    # one row dropped and another repeated: the count adds up, the rows do not
+    model = project / "models" / "silver" / "hostile" / "slv_hostile__items.sql"
+    model.write_text((MODEL_SQL % "items").replace(
+        "select * from changes",
+        "select * from changes where item_id <> 2\n"
+        "union all select * from changes where item_id = 1"))
+    result = build(project, tmp_path, schema, "slv_hostile__items", expect_success=False)
+    assert not result.success
+    message = " ".join(str(r.message) for r in result.result.results)
+    assert "2 of 2 rows, 1 distinct" in message, message
     assert spark.sql(f"select count(*) from {schema}_silver.cdc_file_log").collect()[0][0] == 0
 
 
@@ -906,6 +932,36 @@ DIM_SQL = """{{ config(
     surrogate_key='item_sk',
 ) }}
 """
+
+
+def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, project_copy, tmp_path):
+    """A Debezium timestamp (microseconds) or date (days) is a number turned
+    into text; a number beyond the range of that conversion is quarantined
+    as unparseable, with its line, never stored as NULL."""
+    import json
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def event(key: int, lsn: int, **values) -> str:
+        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+               "seen_at": 1704103200000000, "active": True, **values, "__op": "c",
+               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+        return json.dumps(row)
+
+    lines_written = [event(1, 1000), event(2, 1001, seen_at=99999999999999999999),
+                     event(3, 1002, born=99999999999)]
+    (folder / "20250101-000001000.json").write_text("\n".join(lines_written) + "\n")
+    schema = "t_dbz_range_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    assert [r.item_id for r in spark.table(f"{schema}_silver.slv_hostile__items_dbz").collect()] \
+        == [1]
+    quarantine = sorted(
+        (r.row_number, r.reason, r.record)
+        for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect())
+    assert quarantine == [(2, "unparseable_value: seen_at", lines_written[1]),
+                          (3, "unparseable_value: born", lines_written[2])], quarantine
 
 
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
