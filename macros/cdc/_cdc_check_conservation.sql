@@ -5,15 +5,23 @@
     file: a model that drops one row and repeats another keeps the count). A
     silver model that filters, joins away or repeats change rows would
     otherwise lose or invent changes silently; the run stops before anything
-    is written and names the files.
+    is written and names the files. The distinct row numbers are counted
+    with bitmaps of 32,768 numbers each: a `count(distinct)` would shuffle
+    every row number with its file's path (at 10M rows, 2026-11-26: 11-16 s
+    more than the row count alone; the bitmaps about 1 s).
 #}
 {% macro _cdc_check_conservation(schema, batch) %}
     {%- set query -%}
-        select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file,
-            count(distinct _cdc_row) as distinct_rows
-        from {{ batch }}
+        select _cdc_file, sum(arrived) as arrived, max(in_file) as in_file,
+            sum(distinct_rows) as distinct_rows
+        from (
+            select _cdc_file, count(*) as arrived, max(_cdc_file_rows) as in_file,
+                bitmap_count(bitmap_construct_agg(bitmap_bit_position(_cdc_row))) as distinct_rows
+            from {{ batch }}
+            group by _cdc_file, bitmap_bucket_number(_cdc_row)
+        ) as by_bucket
         group by _cdc_file
-        having count(*) <> max(_cdc_file_rows) or count(distinct _cdc_row) <> count(*)
+        having sum(arrived) <> max(in_file) or sum(distinct_rows) <> sum(arrived)
         limit 10
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
