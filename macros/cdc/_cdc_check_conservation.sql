@@ -7,8 +7,9 @@
     otherwise lose or invent changes silently; the run stops before anything
     is written and names the files. The distinct row numbers are counted
     with bitmaps of 32,768 numbers each: a `count(distinct)` would shuffle
-    every row number with its file's path (at 10M rows, 2026-11-26: 11-16 s
-    more than the row count alone; the bitmaps about 1 s).
+    every row number with its file's path (at 10M rows, 2026-11-26, with
+    another job on the machine: 11-29 s more than the row count alone; the
+    bitmaps 1-3 s more; docs/benchmark.md).
 #}
 {% macro _cdc_check_conservation(schema, batch) %}
     {%- set query -%}
