@@ -348,11 +348,12 @@
     Parquet as DMS writes it: typed columns (int32/int64, decimal, date,
     timestamp in micros or millis, boolean, string, binary), and a column's
     type may widen between files. Each file is read on its own, with its own
-    schema, and every value turned into the text silver casts from (via
-    JSON: timestamps, with or without time zone, as yyyy-MM-dd
-    HH:mm:ss.SSSSSS; binary as base64: declare such a column `string`);
-    columns are matched by name, case-insensitively, and a column a file
-    lacks is NULL. A file that is not Parquet (no PAR1 magic at both ends:
+    schema (one DESCRIBE per file), and every value turned into the text
+    silver casts from by its Parquet type (_bronze_parquet_text): decimals
+    in full, never through a double; timestamps, with or without time zone,
+    as yyyy-MM-dd HH:mm:ss.SSSSSS; binary as base64: declare such a column
+    `string`; nested values as JSON. Columns are matched by name,
+    case-insensitively, and a column a file lacks is NULL. A file that is not Parquet (no PAR1 magic at both ends:
     truncated, still being copied, or foreign) is not read: it becomes one
     quarantine entry (row 0) with the reason, and the other files go on.
     Row counts per file come from a separate count (Parquet answers it from
@@ -383,20 +384,26 @@
     {%- endif -%}
     {%- set parts = [] -%}
     {%- for path in readable -%}
+        {%- set relation = 'parquet.`' ~ (path | replace('`', '``')) ~ '`' -%}
+        {%- set entries = [] -%}
+        {%- for column in run_query('describe query select * from ' ~ relation).rows -%}
+            {%- do entries.append(sql_string(column[0] | lower) ~ ', '
+                                  ~ _bronze_parquet_text('`' ~ (column[0] | replace('`', '``')) ~ '`', column[1])) -%}
+        {%- endfor -%}
         {%- set part -%}
             select
                 _metadata.file_path as file,
                 _metadata.file_name as file_name,
                 _metadata.file_modification_time as file_modified_at,
                 monotonically_increasing_id() as read_id,
-                transform_keys(from_json(to_json(struct(*), map(
-                    'timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS',
-                    'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS',
-                    'dateFormat', 'yyyy-MM-dd')),
-                                         'map<string, string>'), (k, v) -> lower(k)) as fields,
+                {%- if entries | length > 0 %}
+                map({{ entries | join(', ') }}) as fields,
+                {%- else %}
+                cast(map() as map<string, string>) as fields,
+                {%- endif %}
                 cast(null as string) as malformed,
-                (select count(*) from parquet.`{{ path | replace('`', '``') }}`) as file_rows
-            from parquet.`{{ path | replace('`', '``') }}`
+                (select count(*) from {{ relation }}) as file_rows
+            from {{ relation }}
         {%- endset -%}
         {%- do parts.append(part) -%}
     {%- endfor -%}
@@ -445,6 +452,31 @@
         union all
 ') }}
     ) as parquet_rows
+{% endmacro %}
+
+{#- One Parquet column's value as the text silver casts from, by the column's
+    Spark type (as DESCRIBE prints it). A decimal's own text: Spark prints
+    one below 1e-6 in exponent form (1E-18, 0E-18), written out here in
+    full so the lossless check sees every digit. -#}
+{% macro _bronze_parquet_text(column, data_type) %}
+    {%- set t = data_type | lower -%}
+    {%- if t == 'string' -%}
+        {{ column }}
+    {%- elif t.startswith('decimal') -%}
+        case when cast({{ column }} as string) like '%E-%'
+            then concat(case when {{ column }} < 0 then '-' else '' end, '0.',
+                        repeat('0', cast(regexp_extract(cast({{ column }} as string), 'E-([0-9]+)$', 1) as int) - 1),
+                        replace(regexp_extract(cast({{ column }} as string), '^-?([0-9.]+)E', 1), '.', ''))
+            else cast({{ column }} as string) end
+    {%- elif t in ('timestamp', 'timestamp_ntz') -%}
+        date_format({{ column }}, 'yyyy-MM-dd HH:mm:ss.SSSSSS')
+    {%- elif t == 'binary' -%}
+        base64({{ column }})
+    {%- elif t.startswith('struct') or t.startswith('array') or t.startswith('map') -%}
+        to_json({{ column }})
+    {%- else -%}
+        cast({{ column }} as string)
+    {%- endif -%}
 {% endmacro %}
 
 {#

@@ -7,7 +7,8 @@
 
       integers   optional sign and digits only (range: the cast's NULL)
       decimal    no more fractional digits than the scale, except trailing
-                 zeros (precision overflow: the cast's NULL)
+                 zeros (precision overflow: the cast's NULL); scale 0
+                 (decimal(38,0), plain decimal): zeros only after the point
       date       yyyy-MM-dd, or a midnight timestamp
       timestamp  yyyy-MM-dd HH:mm:ss with at most 6 fractional digits
                  (microseconds), years 0001-9999
@@ -19,10 +20,10 @@
     {%- set decimal = modules.re.match('^(decimal|numeric)\\((\\d+),(\\d+)\\)$', t) -%}
     {%- if t in ('tinyint', 'smallint', 'int', 'integer', 'bigint', 'long', 'short', 'byte') -%}
         {{ expr }} rlike '^[+-]?[0-9]+$'
+    {%- elif t in ('decimal', 'numeric') or (decimal and decimal.group(3) == '0') -%}
+        {{ expr }} rlike '^[+-]?([0-9]+(\\.0*)?|\\.0+)$'
     {%- elif decimal -%}
         {{ expr }} rlike '^[+-]?([0-9]+(\\.[0-9]{0,{{ decimal.group(3) }}}0*)?|\\.[0-9]{1,{{ decimal.group(3) }}}0*)$'
-    {%- elif t in ('decimal', 'numeric') -%}
-        {{ expr }} rlike '^[+-]?[0-9]+(\\.0*)?$'
     {%- elif t == 'date' -%}
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}( 00:00:00(\\.0{1,9})?)?$'
     {%- elif t in ('timestamp', 'timestamp_ntz', 'timestamp_ltz') -%}

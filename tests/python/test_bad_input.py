@@ -906,6 +906,85 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
+EXACT_YAML = """
+version: 2
+sources:
+  - name: exact
+    schema: "{{ target.schema }}_bronze"
+    tables:
+      - name: amounts
+        meta: {external: {location: exact/amounts, format: parquet}}
+        columns:
+          - {name: id, data_type: bigint}
+          - {name: big, data_type: 'decimal(38,18)'}
+          - {name: mid, data_type: 'decimal(10,2)'}
+          - {name: small, data_type: 'decimal(20,10)'}
+          - {name: whole, data_type: 'decimal(38,0)'}
+          - {name: ratio, data_type: double}
+"""
+
+
+def test_parquet_numbers_reach_silver_digit_for_digit(spark, project_copy, tmp_path):
+    """Typed Parquet decimals of every size, from 1E-18 to 38 digits, and
+    doubles reach silver with the value the file holds: never through a
+    double, never rejected for the way Spark prints a small decimal."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    project = project_copy()
+    folder = project / "models" / "silver" / "exact"
+    folder.mkdir()
+    (folder / "_exact__sources.yml").write_text(EXACT_YAML)
+    (folder / "slv_exact__amounts.sql").write_text(
+        "{{ config(unique_key='id') }}\n"
+        "with changes as ({{ cdc_changes(source('exact', 'amounts')) }})\n"
+        "select * from changes\n"
+    )
+    types = {
+        "big": pa.decimal128(38, 18),
+        "mid": pa.decimal128(10, 2),
+        "small": pa.decimal128(20, 10),
+        "whole": pa.decimal128(38, 0),
+        "ratio": pa.float64(),
+    }
+    rows = {  # id: the values written, which silver must hold exactly
+        1: ("0.123456789012345678", "12345678.12", "0.0000000001",
+            "12345678901234567890123456789012345678", 0.1),
+        2: ("0.000000000000000001", "-0.01", "0E-10", "-1", 1e-7),
+        3: ("-99999999999999999999.999999999999999999", "99999999.99", "-0.0000012345", "0",
+            -1.2345678901234567e300),
+        4: ("0E-18", "0.00", "1234567890.0123456789", "99999999999999999999999999999999999999",
+            5e-324),
+    }
+    written = {
+        key: (Decimal(big), Decimal(mid), Decimal(small), Decimal(whole), ratio)
+        for key, (big, mid, small, whole, ratio) in rows.items()
+    }
+    data = {
+        "Op": pa.array(["I"] * len(rows)),
+        "dms_commit_ts": pa.array([f"2025-01-01 00:00:0{k}.000000" for k in rows]),
+        "AR_H_CHANGE_SEQ": pa.array([f"{20250101000000000000000000000000000 + k:035d}"
+                                     for k in rows]),
+        "id": pa.array(list(rows), pa.int64()),
+    }
+    for index, (name, kind) in enumerate(types.items()):
+        data[name] = pa.array([values[index] for values in written.values()], kind)
+    target = tmp_path / "landing" / "exact" / "amounts" / "20250101-000001000.parquet"
+    target.parent.mkdir(parents=True)
+    pq.write_table(pa.table(data), target)
+    schema = "t_exact_" + os.urandom(3).hex()
+    build(project, tmp_path, schema, "slv_exact__amounts")
+
+    stored = {
+        r.id: (r.big, r.mid, r.small, r.whole, r.ratio)
+        for r in spark.sql(
+            f"select * from {schema}_silver.slv_exact__amounts").collect()
+    }
+    assert stored == written, stored
+    quarantined = spark.sql(f"select reason, record from {schema}_silver.cdc_quarantine").collect()
+    assert quarantined == [], quarantined
+
+
 LOG_SQL = """{{ config(
     unique_key=['item_id', '_cdc_phase', '_cdc_change_seq'],
     meta={'cdc_delete_when': 'false', 'cdc_truncate_when': 'false'},
