@@ -8,7 +8,7 @@
       deletes, truncates         changes that delete a key, applied truncates
       undeclared                 columns the applied rows carry that the YAML
                                  does not declare (comma-separated)
-      kept, kept_undeclared      rows neither held nor rejected (what
+      kept, kept_undeclared      rows neither held nor quarantined (what
                                  cdc_keep_changes keeps), and the undeclared
                                  columns they carry
     Fails, before anything is written, when read differs from applied +
@@ -42,9 +42,9 @@
                 count_if(_cdc_outcome = 'quarantined') as quarantined,
                 count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
                 count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
-                count_if(_cdc_reason is null and not _cdc_held) as kept,
+                count_if({{ _cdc_kept() }}) as kept,
                 {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"),
-                                       ('kept_undeclared', '_cdc_reason is null and not _cdc_held')] %}
+                                       ('kept_undeclared', _cdc_kept())] %}
                 {{ "flatten(collect_set(case when " ~ rows ~ " then map_keys(_cdc_extra) end))"
                    if '_cdc_extra' in run['names'] else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
                 {%- endfor %}

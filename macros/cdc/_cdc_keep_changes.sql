@@ -5,7 +5,8 @@
     run kept; no cleaning is written twice).
 
     With `cdc_keep_changes: true` a run keeps every change it read that is
-    neither held nor rejected, whatever its outcome in the current state
+    neither held nor quarantined (by the parse or by the batch's own rules,
+    e.g. late_beyond_retention), whatever its outcome in the current state
     (applied, or superseded by a later change of its key), in
     `<table>__cdc_changes`: the model's columns, one row per key and
     sequence (a change repeated in several files once, from the first file
@@ -36,7 +37,7 @@
             select *, row_number() over (
                 partition by `{{ keys | join('`, `') }}` order by _cdc_file, _cdc_row) as _cdc_copy
             from {{ run['batch'] }}
-            where _cdc_reason is null and not _cdc_held
+            where {{ _cdc_kept() }}
         ) as changes
         where _cdc_copy = 1)
     {%- endset -%}
@@ -44,6 +45,9 @@
                                     false, evolved['columns'], empty_target=run['initial'],
                                     keys_in=_cdc_keys_in(run, 't', run['table_rows']))) -%}
 {% endmacro %}
+
+{#- Which rows of the batch the change log keeps: neither held nor quarantined -#}
+{% macro _cdc_kept() %}_cdc_final_reason is null and not _cdc_held{% endmacro %}
 
 {#- What identifies a kept change: the model's keys, then its sequence -#}
 {% macro _cdc_changes_keys(cfg) %}

@@ -657,7 +657,8 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
         project_copy,
         MODEL_SQL.replace(
             "unique_key='item_id'",
-            "unique_key='item_id', meta={'cdc_tombstone_retention_hours': 0}",
+            "unique_key='item_id', "
+            "meta={'cdc_tombstone_retention_hours': 0, 'cdc_keep_changes': true}",
         )
         % "items",
     )
@@ -689,6 +690,9 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
     written = late.raw if late.raw is not None else encode(late.fields)
     assert (file_name(quarantined[0].file_path), quarantined[0].row_number,
             quarantined[0].record) == ("20250101-000004000.csv", 1, written), quarantined
+    # quarantined only: the change log keeps the other four changes, not it
+    kept = sorted((r.item_id, r.name) for r in spark.table(f"{table}__cdc_changes").collect())
+    assert kept == [(1, "n"), (1, "n"), (2, "n"), (3, "n")], kept
 
 
 def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
