@@ -3,22 +3,37 @@
     added to the table; a column whose type widened (int -> bigint,
     float -> double, larger decimal precision) is widened. Columns the batch
     no longer has are kept (set null from now on, see _cdc_merge_sql).
+    A column whose new type the table's type does not hold exactly, and
+    that Iceberg cannot widen in place (e.g. decimal(10,2) declared as
+    decimal(12,4) now: the MERGE would round), fails the run before
+    anything is changed, naming the column and the fix.
 #}
 {% macro _cdc_evolve_schema(target, data_columns) %}
     {%- set existing = {} -%}
     {%- for column in adapter.get_columns_in_relation(target) -%}
-        {%- do existing.update({column.name | lower: column.data_type | lower}) -%}
+        {%- do existing.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
     {%- endfor -%}
+    {%- set changes = [] -%}
     {%- for column in data_columns -%}
         {%- set name = column.name | lower -%}
-        {%- set wanted = column.data_type | lower -%}
+        {%- set wanted = column.data_type | lower | replace(' ', '') -%}
         {%- if name not in existing -%}
-            {%- do log('cdc ' ~ model.name ~ ': adding column ' ~ column.name ~ ' ' ~ wanted, info=true) -%}
-            {%- do run_query('alter table ' ~ target ~ ' add columns (`' ~ column.name ~ '` ' ~ wanted ~ ')') -%}
+            {%- do changes.append(('adding column ', 'add columns (`' ~ column.name ~ '` ' ~ wanted ~ ')', column.name ~ ' ' ~ wanted)) -%}
         {%- elif existing[name] != wanted and _cdc_is_widening(existing[name], wanted) -%}
-            {%- do log('cdc ' ~ model.name ~ ': widening ' ~ column.name ~ ' ' ~ existing[name] ~ ' -> ' ~ wanted, info=true) -%}
-            {%- do run_query('alter table ' ~ target ~ ' alter column `' ~ column.name ~ '` type ' ~ wanted) -%}
+            {%- do changes.append(('widening ', 'alter column `' ~ column.name ~ '` type ' ~ wanted,
+                                   column.name ~ ' ' ~ existing[name] ~ ' -> ' ~ wanted)) -%}
+        {%- elif existing[name] != wanted and not _cdc_holds_exactly(existing[name], wanted) -%}
+            {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': column " ~ column.name ~ " is "
+                ~ existing[name] ~ " in " ~ target ~ " and " ~ wanted ~ " in the model now (its source YAML or SQL). "
+                ~ "Storing it would change values (round or cut them), and Iceberg widens a column in place only "
+                ~ "from int to bigint, float to double, or a decimal to more precision at the same scale. Nothing was "
+                ~ "applied. Declare the column as before, or rebuild the table with dbt build --full-refresh --select "
+                ~ model.name ~ " (it re-reads every landed file).") -%}
         {%- endif -%}
+    {%- endfor -%}
+    {%- for what, statement, detail in changes -%}
+        {%- do log('cdc ' ~ model.name ~ ': ' ~ what ~ detail, info=true) -%}
+        {%- do run_query('alter table ' ~ target ~ ' ' ~ statement) -%}
     {%- endfor -%}
 {% endmacro %}
 
@@ -30,6 +45,31 @@
     {%- set new_dec = modules.re.match('decimal\\((\\d+),\\s*(\\d+)\\)', new) -%}
     {%- if old_dec and new_dec -%}
         {{ return(new_dec.group(2) == old_dec.group(2) and new_dec.group(1) | int > old_dec.group(1) | int) }}
+    {%- endif -%}
+    {{ return(false) }}
+{% endmacro %}
+
+{#- True when a column of type `stored` holds every value of type `wanted`
+    exactly (Iceberg stores tinyint and smallint as int, char as string) -#}
+{% macro _cdc_holds_exactly(stored, wanted) %}
+    {%- set integers = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 19} -%}
+    {%- set stored_dec = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', stored) -%}
+    {%- set wanted_dec = modules.re.match('^decimal\\((\\d+),(\\d+)\\)$', wanted) -%}
+    {%- set digits = integers.get(wanted, wanted_dec.group(1) | int - wanted_dec.group(2) | int if wanted_dec else none) -%}
+    {%- if wanted == 'void' or stored == 'string' -%}
+        {{ return(true) }}
+    {%- elif stored in integers and wanted in integers -%}
+        {{ return(integers[stored] >= integers[wanted]) }}
+    {%- elif stored_dec and digits is not none -%}
+        {#- as many integer digits, and as many fractional ones -#}
+        {{ return(stored_dec.group(1) | int - stored_dec.group(2) | int >= digits
+                  and stored_dec.group(2) | int >= (wanted_dec.group(2) | int if wanted_dec else 0)) }}
+    {%- elif stored == 'double' -%}
+        {{ return(wanted in ('float', 'tinyint', 'smallint', 'int')) }}
+    {%- elif stored == 'float' -%}
+        {{ return(wanted in ('tinyint', 'smallint')) }}
+    {%- elif stored in ('timestamp', 'timestamp_ntz') -%}
+        {{ return(wanted == 'date') }}
     {%- endif -%}
     {{ return(false) }}
 {% endmacro %}

@@ -910,6 +910,56 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
+def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
+    """A column declared anew with a type the table cannot hold exactly
+    (decimal(10,2) -> decimal(12,4)) and Iceberg cannot widen in place fails
+    the run, naming the column and the fix, with nothing applied; the fix it
+    names (a full refresh) then stores the value exactly. A type the table
+    holds exactly (int declared smallint) needs nothing."""
+    import pytest
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_retype_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    c = Corpus()
+    first = [c.change("I", 1, price="1.50")]
+    land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, first), first)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+
+    sources.write_text(SOURCES_YAML.replace("name: qty, data_type: 'int'",
+                                            "name: qty, data_type: 'smallint'"))
+    assert "'smallint'" in sources.read_text()
+    second = [c.change("I", 2, qty="7")]
+    land(folder, [CorpusFile("20250101-000002000.csv", lines(HEADER, second), second)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+    assert sorted((r.item_id, r.qty) for r in spark.table(table).collect()) == [(1, 3), (2, 7)]
+
+    sources.write_text(SOURCES_YAML.replace("decimal(10,2)", "decimal(12,4)"))
+    third = [c.change("U", 1, price="1.2345")]
+    land(folder, [CorpusFile("20250101-000003000.csv", lines(HEADER, third), third)])
+    with pytest.raises(DbtError) as failure:
+        build(project, tmp_path, schema, "slv_hostile__items")
+    message = str(failure.value)
+    for fragment in ("model 'slv_hostile__items'", "column price is decimal(10,2)",
+                     "decimal(12,4) in the model", "Nothing was applied",
+                     "--full-refresh --select slv_hostile__items"):
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    assert sorted((r.item_id, r.price) for r in spark.table(table).collect()) \
+        == [(1, Decimal("1.50")), (2, Decimal("1.50"))]
+    logged = spark.sql(f"select file_path from {schema}_silver.cdc_file_log").collect()
+    assert sorted(file_name(r.file_path) for r in logged) \
+        == ["20250101-000001000.csv", "20250101-000002000.csv"], logged
+
+    run_dbt(["build", "--full-refresh", "--select", "slv_hostile__items"], project_dir=project,
+            schema=schema, vars={"landing_root": str(tmp_path / "landing")},
+            target_path=tmp_path / "target")
+    assert sorted((r.item_id, r.price) for r in spark.table(table).collect()) \
+        == [(1, Decimal("1.2345")), (2, Decimal("1.5"))]
+
+
 EXACT_YAML = """
 version: 2
 sources:
