@@ -86,7 +86,7 @@
             rewritten delete; t truncates the table; anything else stays as written and is
             quarantined as an unknown operation -#}
         case
-            when fields[{{ sql_string(cfg['deleted_column']) }}] = 'true' then 'D'
+            when fields[{{ sql_string(cfg['deleted_column'] | lower) }}] = 'true' then 'D'
             when {{ op }} in ('c', 'r') then 'I'
             when {{ op }} = 'u' then 'U'
             when {{ op }} = 'd' then 'D'
@@ -542,14 +542,15 @@
     here from the raw lines so that a line that is not a JSON object keeps
     its text for quarantine. Lines that are not changes: blank lines and
     `null` (the tombstone Debezium writes after a delete, a null value) and
-    schema-change events (a `ddl` or `tableChanges` field) are skipped and
-    not counted as rows. A file that does not end with a newline is held
+    schema-change events (_bronze_is_schema_event) are skipped and not
+    counted as rows. Field names are matched without case; a field written
+    twice (in one case or two) makes the line malformed. A file that does not end with a newline is held
     back, like CSV.
 #}
 {% macro _bronze_debezium_rows(node, cfg, lines_table, predicate) %}
     {%- set columns = bronze_file_columns(node) -%}
     {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
-    {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column']) ~ "]", 'millis') -%}
+    {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column'] | lower) ~ "]", 'millis') -%}
     {%- set known = (bronze_header_columns(cfg, 1) + (columns | map(attribute='name') | list)) | map('lower') | list %}
     with numbered as (
         {{ _bronze_numbered_lines(lines_table, predicate) }}
@@ -558,7 +559,9 @@
     parsed as (
         select
             *,
-            from_json(text, 'map<string, string>') as fields,
+            from_json(text, 'map<string, string>') as raw_fields,
+            {#- every name as written, a name written twice twice (the map keeps one) -#}
+            json_object_keys(text) as field_names,
             sum(octet_length(line) + 1) over (partition by file) as file_bytes
         from (select *, trim(regexp_replace(line, '^\uFEFF', '')) as text from numbered) as trimmed
     ),
@@ -566,27 +569,35 @@
     changes as (
         select
             *,
+            {#- names are matched without case, as Spark's columns are: a field
+                written twice, in one case or two, is malformed -#}
+            filter(array_distinct(transform(field_names, k -> lower(k))),
+                   n -> size(filter(field_names, k -> lower(k) = n)) > 1) as twice,
+            case when size(array_distinct(transform(field_names, k -> lower(k)))) = size(field_names)
+                then transform_keys(raw_fields, (k, v) -> lower(k)) end as fields,
             count(*) over (partition by file) as file_rows
         from parsed
         where text not in ('', 'null')
-            and not coalesce(map_contains_key(fields, 'ddl') or map_contains_key(fields, 'tableChanges'), false)
+            and not {{ _bronze_is_schema_event(cfg, 'raw_fields') }}
     )
 
     select
         {{ phase_expr }} as _cdc_phase,
-        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(cfg['op_column']) ~ "]") }} as _cdc_op,
+        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(cfg['op_column'] | lower) ~ "]") }} as _cdc_op,
         {{ commit_expr }} as _cdc_commit_ts,
-        fields[{{ sql_string(cfg['sequence_column']) }}] as _cdc_change_seq,
+        fields[{{ sql_string(cfg['sequence_column'] | lower) }}] as _cdc_change_seq,
         file as _cdc_file,
         file_modified_at as _cdc_file_modified_at,
         line_no as _cdc_row,
         {%- for column in columns %}
-        {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name) ~ "]") }} as `{{ column.name }}`,
+        {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name | lower) ~ "]") }} as `{{ column.name }}`,
         {%- endfor %}
         case
             when cast(decode(cast(text as binary), 'UTF-8') as binary) <> cast(text as binary)
                 then 'malformed: invalid UTF-8'
-            when fields is null then 'malformed: not a JSON object'
+            when raw_fields is null then 'malformed: not a JSON object'
+            when size(twice) > 0 then concat('malformed: a field written twice (names compared without case): ',
+                                             array_join(twice, ', '))
         end as _cdc_malformed,
         line as _cdc_raw_line,
         {#- the `__` fields are metadata Debezium's SMT adds (add.fields), not columns -#}
@@ -602,6 +613,14 @@
         end as _cdc_file_held
     from changes
 {% endmacro %}
+
+{#- True for a Debezium schema-change event (`fields`: the line's JSON as a
+    map): a `ddl` or `tableChanges` field and no operation field. A change of
+    a table with a column of that name carries its operation. -#}
+{% macro _bronze_is_schema_event(cfg, fields) -%}
+    coalesce((map_contains_key({{ fields }}, 'ddl') or map_contains_key({{ fields }}, 'tableChanges'))
+             and not map_contains_key({{ fields }}, {{ sql_string(cfg['op_column']) }}), false)
+{%- endmacro %}
 
 {#- A column's value as text in the DMS form. Debezium writes timestamps as
     numbers since the epoch (timestamp(6): microseconds, or meta.external

@@ -260,8 +260,8 @@
 {% endmacro %}
 
 {#
-    Debezium files may hold schema-change events (a `ddl` or `tableChanges`
-    field): not changes, skipped by bronze, but counted per file here, in
+    Debezium files may hold schema-change events (_bronze_is_schema_event):
+    not changes, skipped by bronze, but counted per file here, in
     the cached `<model>__cdc_events`, for the file log (cdc_apply). Only
     the new files' lines are read.
 #}
@@ -281,7 +281,7 @@
                     else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
             where _metadata.file_path in ({{ literals | join(', ') }})
         ) as lines
-        where coalesce(map_contains_key(fields, 'ddl') or map_contains_key(fields, 'tableChanges'), false)
+        where {{ _bronze_is_schema_event(cfg, 'fields') }}
         group by file_path
     {%- endset -%}
     {%- do run_query(query) -%}

@@ -1097,6 +1097,52 @@ def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, project
                           (3, "unparseable_value: born", lines_written[2])], quarantine
 
 
+def test_debezium_field_names_are_matched_without_case_and_never_twice(
+    spark, project_copy, tmp_path
+):
+    """A Debezium field named like a declared column in another case is that
+    column; a field written twice (same case or not) makes the line
+    malformed, never first-value-wins; a change of a table with a column
+    named `ddl` is a change, while a schema-change event (no operation) is
+    skipped and counted."""
+    import json
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def event(key: int, lsn: int, **values) -> str:
+        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+               "seen_at": 1704103200000000, "active": True, **values, "__op": "c",
+               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+        return json.dumps(row)
+
+    cased = event(1, 1000).replace('"price": "1.50"', '"Price": "2.50"')
+    twice = event(2, 1001).replace('"price": "1.50"', '"price": "1.50", "price": "9.99"')
+    two_cases = event(3, 1002).replace('"price": "1.50"', '"price": "1.50", "PRICE": "9.99"')
+    with_ddl = event(4, 1003, ddl="create table t (x int)")
+    schema_event = json.dumps({"source": {"db": "shop"}, "ddl": "alter table items add x int",
+                               "tableChanges": []})
+    assert '"Price"' in cased and twice.count('"price"') == 2 and '"PRICE"' in two_cases
+    written = [cased, twice, two_cases, with_ddl, schema_event]
+    (folder / "20250101-000001000.json").write_text("\n".join(written) + "\n")
+    schema = "t_dbz_names_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    stored = sorted((r.item_id, r.price, r.ddl) for r in spark.table(table).collect())
+    assert stored == [(1, Decimal("2.50"), None), (4, Decimal("1.50"), "create table t (x int)")], \
+        stored
+    quarantine = sorted(
+        (r.row_number, r.reason, r.record)
+        for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect())
+    reason = "malformed: a field written twice (names compared without case): price"
+    assert quarantine == [(2, reason, twice), (3, reason, two_cases)], quarantine
+    log = [(r.rows_in_file, r.rows_applied, r.rows_quarantined, r.events_skipped)
+           for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()]
+    assert log == [(4, 2, 2, 1)], log
+
+
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
     """Debezium JSON lines: an unchanged TOAST column (placeholder) keeps the
     key's previous value, from the batch or from the table; the null-value
