@@ -590,7 +590,8 @@
         file_modified_at as _cdc_file_modified_at,
         line_no as _cdc_row,
         {%- for column in columns %}
-        {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name | lower) ~ "]") }} as `{{ column.name }}`,
+        {{ _bronze_value_text(cfg, column, _bronze_json_number_text('text', "fields[" ~ sql_string(column.name | lower) ~ "]",
+                                                                    sql_string(column.name))) }} as `{{ column.name }}`,
         {%- endfor %}
         case
             when cast(decode(cast(text as binary), 'UTF-8') as binary) <> cast(text as binary)
@@ -601,8 +602,9 @@
         end as _cdc_malformed,
         line as _cdc_raw_line,
         {#- the `__` fields are metadata Debezium's SMT adds (add.fields), not columns -#}
-        transform_keys(map_filter(fields, (k, v) -> not startswith(k, '__') and not array_contains(
-            array({{ _bronze_sql_list(known) }}), lower(k))), (k, v) -> lower(k)) as _cdc_extra,
+        transform_values(map_filter(fields, (k, v) -> not startswith(k, '__') and not array_contains(
+            array({{ _bronze_sql_list(known) }}), k)), (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }})
+            as _cdc_extra,
         file_rows as _cdc_file_rows,
         case
             when file_name not rlike '\\.gz$' and file_bytes in (file_size + 1, file_size - 2)
@@ -620,6 +622,22 @@
 {% macro _bronze_is_schema_event(cfg, fields) -%}
     coalesce((map_contains_key({{ fields }}, 'ddl') or map_contains_key({{ fields }}, 'tableChanges'))
              and not map_contains_key({{ fields }}, {{ sql_string(cfg['op_column']) }}), false)
+{%- endmacro %}
+
+{#- A JSON field's value as written. from_json reads a number with a
+    fraction or an exponent as a double before it becomes text (12345678.12
+    becomes 1.234567812E7, 0.123456789012345678 loses its last digits): for
+    such a value written with a fraction and no exponent, the number is
+    taken from the line itself, as the producer wrote it, when it is the
+    same double (so the same field). -#}
+{% macro _bronze_json_number_text(line, value, name) -%}
+    {#- name: the field's name, a SQL expression -#}
+    case when {{ value }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$' and {{ value }} rlike '[.eE]' then
+        coalesce(try_element_at(filter(
+            regexp_extract_all({{ line }}, concat('(?i)"\\Q', {{ name }},
+                                                  '\\E"\\s*:\\s*(-?[0-9]+\\.[0-9]+)\\s*[,}]'), 1),
+            n -> cast(n as double) = cast({{ value }} as double)), 1), {{ value }})
+        else {{ value }} end
 {%- endmacro %}
 
 {#- A column's value as text in the DMS form. Debezium writes timestamps as

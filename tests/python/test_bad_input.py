@@ -1143,6 +1143,44 @@ def test_debezium_field_names_are_matched_without_case_and_never_twice(
     assert log == [(4, 2, 2, 1)], log
 
 
+def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
+    """A JSON number with a fraction reaches silver as written, in a declared
+    decimal (12345678.12, which a double prints as 1.234567812E7), a declared
+    string and an undeclared column (0.123456789012345678, more digits than
+    a double holds)."""
+    import json
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def event(key: int, lsn: int, **numbers: str) -> str:
+        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+               "seen_at": 1704103200000000, "active": True, "__op": "c",
+               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+        for name in numbers:
+            row[name] = f"@{name}@"
+        line = json.dumps(row)
+        for name, text in numbers.items():  # the number token exactly as written
+            line = line.replace(f'"@{name}@"', text)
+        return line
+
+    written = [event(1, 1000, price="12345678.12"), event(2, 1001, name="0.123456789012345678"),
+               event(3, 1002, ratio="0.123456789012345678"), event(4, 1003, price="1.10")]
+    assert "12345678.12," in written[0] and '"ratio": 0.123456789012345678' in written[2]
+    (folder / "20250101-000001000.json").write_text("\n".join(written) + "\n")
+    schema = "t_dbz_digits_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+
+    stored = sorted((r.item_id, r.name, r.price, r.ratio) for r in spark.table(
+        f"{schema}_silver.slv_hostile__items_dbz").collect())
+    assert stored == [(1, "n", Decimal("12345678.12"), None),
+                      (2, "0.123456789012345678", Decimal("1.50"), None),
+                      (3, "n", Decimal("1.50"), "0.123456789012345678"),
+                      (4, "n", Decimal("1.10"), None)], stored
+    assert spark.sql(f"select * from {schema}_silver.cdc_quarantine").count() == 0
+
+
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
     """Debezium JSON lines: an unchanged TOAST column (placeholder) keeps the
     key's previous value, from the batch or from the table; the null-value
