@@ -1,7 +1,8 @@
 {#
     The batch's quarantined rows into `cdc_quarantine`, with file, row,
     reason and the row as written (the raw line, or JSON of the fields). A
-    merge on model + file + row: a re-run after a crash adds nothing.
+    merge on model + file + row + text: a re-run after a crash adds nothing,
+    and a file landed again with other content adds its own rows' text.
 #}
 {% macro _cdc_quarantine(run) %}
     {%- set names = run['names'] -%}
@@ -24,6 +25,7 @@
             where _cdc_outcome = 'quarantined'
         ) as s
         on q.model_name = s.model_name and q.file_path = s.file_path and q.row_number = s.row_number
+            and q.record <=> s.record
         when not matched then insert *
     {%- endset -%}
     {%- do run_query(quarantine) -%}

@@ -910,6 +910,35 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
+def test_a_file_landed_again_with_the_same_time_is_read_again(spark, project_copy, tmp_path):
+    """A file copied again under its name with new content and the same
+    modification time (a restore, a copy keeping times) is a new version:
+    its new rows are applied, and its quarantined row has its own text,
+    not the first version's."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_reland_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    c = Corpus()
+    first = [c.change("I", 1), c.change("I", 2, qty="abc", outcome="quarantined")]
+    second = [first[0], c.change("I", 2, qty="xyz", outcome="quarantined"), c.change("I", 3)]
+    when = int(time.time()) - 3600
+    name = "20250101-000001000.csv"
+    land(folder, [CorpusFile(name, lines(HEADER, first), first)], mtime=when)
+    build(project, tmp_path, schema, "slv_hostile__items")
+    land(folder, [CorpusFile(name, lines(HEADER, second), second)], mtime=when)
+    assert (folder / name).stat().st_mtime == when
+    build(project, tmp_path, schema, "slv_hostile__items")
+
+    assert sorted(r.item_id for r in spark.table(table).collect()) == [1, 3]
+    records = sorted((r.row_number, r.record) for r in spark.sql(
+        f"select row_number, record from {schema}_silver.cdc_quarantine").collect())
+    assert records == sorted((2, encode(row.fields)) for row in (first[1], second[1])), records
+    sizes = sorted(r.file_size for r in spark.sql(
+        f"select file_size from {schema}_silver.cdc_file_log").collect())
+    assert sizes == sorted(len(lines(HEADER, rows)) for rows in (first, second)), sizes
+
+
 def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
     """A column declared anew with a type the table cannot hold exactly
     (decimal(10,2) -> decimal(12,4)) and Iceberg cannot widen in place fails
