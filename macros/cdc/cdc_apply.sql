@@ -58,6 +58,16 @@
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
     {%- set transient = cdc_column_names('transient') -%}
+    {#- a model that reads cdc_changes() (its file list is here) and leaves
+        out the transient columns would skip the parse's rejects, the row
+        check, TOAST and undeclared columns without a word -#}
+    {%- set dropped = transient | reject('in', names) | list -%}
+    {%- if listed | lower in views and dropped -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': it reads cdc_changes() but does not "
+            ~ "select " ~ dropped | join(', ') ~ ", which carry the rows to quarantine, the rows per file, "
+            ~ "TOAST placeholders and undeclared columns to cdc_apply. Nothing was applied. Select "
+            ~ "{{ cdc_columns() }} (or *) from the changes, next to the model's own columns.") -%}
+    {%- endif -%}
     {%- set data_columns = [] -%}
     {%- for column in source_columns if column.name not in transient -%}
         {%- do data_columns.append(column) -%}

@@ -939,6 +939,35 @@ def test_a_file_landed_again_with_the_same_time_is_read_again(spark, project_cop
     assert sizes == sorted(len(lines(HEADER, rows)) for rows in (first, second)), sizes
 
 
+def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
+    spark, project_copy, tmp_path
+):
+    """A model reading cdc_changes() without the transient `_cdc_*` columns
+    would apply rows the parse rejected, unchecked: it fails instead, naming
+    the columns and the fix, and applies nothing."""
+    import pytest
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    project = _one_table_project(project_copy, MODEL_SQL.replace(
+        "select * from changes",
+        "select item_id, name, qty, {{ cdc_columns(kinds=['provenance']) }} from changes",
+    ) % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    c = Corpus()
+    rows = [c.change("I", 1), c.change("I", 2, qty="abc", outcome="quarantined")]
+    land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, rows), rows)])
+    schema = "t_transient_" + os.urandom(3).hex()
+    with pytest.raises(DbtError) as failure:
+        build(project, tmp_path, schema, "slv_hostile__items")
+    message = str(failure.value)
+    for fragment in ("model 'slv_hostile__items'", "does not select _cdc_file_rows, _cdc_file_held",
+                     "_cdc_reject_reason, _cdc_raw", "Nothing was applied", "{{ cdc_columns() }}"):
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    for name in ("slv_hostile__items", "cdc_file_log"):
+        table = f"{schema}_silver.{name}"
+        assert not spark.catalog.tableExists(table) or spark.table(table).count() == 0, name
+
+
 def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
     """A column declared anew with a type the table cannot hold exactly
     (decimal(10,2) -> decimal(12,4)) and Iceberg cannot widen in place fails
