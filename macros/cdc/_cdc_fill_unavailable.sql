@@ -5,8 +5,11 @@
     change takes, for each such column, the value of the latest earlier
     change of its key that did carry one, and the column leaves the list;
     what is still listed keeps the stored value in the MERGE
-    (_cdc_merge_sql). SQL over all the batch's rows, same columns plus
-    `_cdc_filled`: rows of held files and rows with a reject reason neither
+    (_cdc_merge_sql). `_cdc_filled_from` maps each column filled so to the
+    sequence of the change that gave it: a change older than the stored
+    row (late) cannot give a value to a newer one (_cdc_order_batch then
+    keeps the stored value). SQL over all the batch's rows, same columns
+    plus `_cdc_filled` and `_cdc_filled_from`: rows of held files and rows with a reject reason neither
     give nor take a value (one pass over the batch, no union).
 #}
 {% macro _cdc_fill_unavailable(batch, columns, fillable, keys, seq) %}
@@ -31,13 +34,20 @@
         `{{ name }}`,
         {%- endif %}
         {%- endfor %}
-        _cdc_filled
+        _cdc_filled,
+        {#- the first entry types the map when no column is fillable -#}
+        map_filter(map('', case when false then {{ _cdc_seq_struct(none, seq) }} end
+            {%- for name in columns if name in fillable %},
+            {{ sql_string(name) }}, case when _cdc_filled and array_contains(_cdc_unavailable, {{ sql_string(name) }})
+                then _fill_{{ columns.index(name) + 1 }}.s end
+            {%- endfor %}), (c, s) -> s is not null) as _cdc_filled_from
     from (
         select
             *,
             {%- for name in columns if name in fillable %}
             last_value(case when not array_contains(_cdc_unavailable, {{ sql_string(name) }})
-                            then named_struct('v', `{{ name }}`) end, true) over ({{ window }})
+                            then named_struct('v', `{{ name }}`, 's', {{ _cdc_seq_struct(none, seq) }}) end, true)
+                over ({{ window }})
                 as _fill_{{ columns.index(name) + 1 }}{{ ',' if not loop.last }}
             {%- endfor %}
         from (select *, not _cdc_held and _cdc_reason is null as _cdc_filled from {{ batch }}) as flagged

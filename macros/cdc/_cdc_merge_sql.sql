@@ -1,7 +1,8 @@
 {#
     The MERGE of the changes to apply (already the last per key and newer
     than what is stored) into the silver table; `unavailable`: the changes
-    carry _cdc_unavailable (columns to keep as stored). The sequence guard is
+    carry _cdc_keep_stored (columns to keep as stored: Debezium TOAST,
+    _cdc_order_batch). The sequence guard is
     repeated in the MERGE so that it holds even if the table changed between
     the selection of the changes and this statement. `empty_target`: the
     table was created empty by this run (first run, full refresh): a plain
@@ -29,7 +30,7 @@
         {%- if unavailable and name not in bookkeeping -%}
             {#- a column the change did not carry (Debezium TOAST) keeps its value -#}
             {%- set value = 'coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)' if cfg['ignore_null_updates'] else 's.`' ~ name ~ '`' -%}
-            {%- do updates.append('t.`' ~ name ~ '` = case when array_contains(s._cdc_unavailable, '
+            {%- do updates.append('t.`' ~ name ~ '` = case when array_contains(s._cdc_keep_stored, '
                                   ~ sql_string(name) ~ ') then t.`' ~ name ~ '` else ' ~ value ~ ' end') -%}
         {%- elif cfg['ignore_null_updates'] and name not in bookkeeping -%}
             {%- do updates.append('t.`' ~ name ~ '` = coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)') -%}

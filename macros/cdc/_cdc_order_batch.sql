@@ -4,7 +4,9 @@
       held         its file is incomplete (e.g. cut mid-row): kept apart,
                    neither applied nor quarantined nor logged;
       quarantined  a reject reason (cdc_changes', or a rule of
-                   _cdc_reject_reason on the model's own columns);
+                   _cdc_reject_reason on the model's own columns), or the
+                   newest change of a key the table does not hold that is
+                   older than a forgotten delete, or lacks a TOAST value;
       superseded   a later change of its key in the batch, or not newer
                    than the stored row, the tombstone or a truncate;
       applied      the rest.
@@ -105,6 +107,19 @@
         {%- do _cdc_batch_keys(run, ranked) -%}
     {%- endif -%}
     {%- set keys_in = _cdc_keys_in(run, 'k') -%}
+    {#- the batch's own rules, for the newest change of a key the table does
+        not hold: older than a forgotten delete; or (Debezium TOAST) a
+        column the source did not send, which nothing in the batch filled
+        and no stored row can give -#}
+    {%- set not_stored = 's._cdc_rank = 1 and t._cdc_present is null' -%}
+    {%- set late_beyond = not_stored ~ ' and d.`' ~ keys[0] ~ '` is null and ' ~ _cdc_seq_struct('s', seq)
+                          ~ ' <= h.newest' if has_tombstones else none -%}
+    {#- (a change log, whose key includes the sequence, holds one row per
+        change: it keeps the change as sent, the column NULL) -#}
+    {%- set unsent = not_stored ~ ' and not s._cdc_is_delete and size(s._cdc_unavailable) > 0'
+                     ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ _cdc_seq_struct('s', seq) ~ ' >= '
+                        ~ _cdc_seq_struct('d', seq) ~ ')' if has_tombstones else '')
+                     if run['toast'] and not (seq | select('in', keys) | list) else none -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -121,10 +136,9 @@
                 when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(h.truncated, b.truncated)' if can_truncate else 'h.truncated' }}
                     then 'superseded'
                 when s._cdc_rank > 1 then 'superseded'
-                {%- if has_tombstones %}
-                when t._cdc_present is null and d.`{{ keys[0] }}` is null
-                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest then 'quarantined'
-                {%- endif %}
+                {%- for rule in [late_beyond, unsent] if rule %}
+                when {{ rule }} then 'quarantined'
+                {%- endfor %}
                 when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
                     {%- if has_tombstones %}
                     and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
@@ -132,11 +146,24 @@
                     then 'applied'
                 else 'superseded'
             end as _cdc_outcome,
+            {%- if run['toast'] %}
+            {#- the columns the MERGE keeps as stored: those the change did not
+                carry, and those filled from a change older than the stored row -#}
+            case when t._cdc_present then array_union(s._cdc_unavailable, map_keys(map_filter(s._cdc_filled_from,
+                    (c, q) -> q <= {{ _cdc_seq_struct('t', seq) }})))
+                else s._cdc_unavailable end as _cdc_keep_stored,
+            {%- endif %}
             coalesce(s._cdc_reason
-                {%- if has_tombstones %},
-                case when s._cdc_rank = 1 and t._cdc_present is null and d.`{{ keys[0] }}` is null
-                    and {{ _cdc_seq_struct('s', seq) }} <= h.newest
-                    then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
+                {%- if late_beyond or unsent %},
+                case
+                    {%- if late_beyond %}
+                    when {{ late_beyond }}
+                        then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
+                    {%- endif %}
+                    {%- if unsent %}
+                    when {{ unsent }} then concat('unavailable_value: ', array_join(s._cdc_unavailable, ', '),
+                        ' (the source did not send it, unchanged, and the table holds no row of the key)')
+                    {%- endif %}
                 end
                 {%- endif %}) as _cdc_final_reason
         from ranked as s

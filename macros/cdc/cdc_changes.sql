@@ -19,7 +19,8 @@
       cdc_tombstone_retention_hours: late_beyond_retention), and when the
       model derives a key, sequence or operation column itself (missing_key,
       missing_sequence, unknown_op). Otherwise, as in a full load, only the
-      rejects carry it.
+      rejects and the rows with a TOAST placeholder (unavailable_value, on
+      a key the table does not hold) carry it.
     - `_cdc_extra` carries the values of columns a file has and the YAML
       does not declare; cdc_apply adds them to the table (schema evolution),
       or, when the source does not allow it, the row is rejected.
@@ -100,7 +101,7 @@
         _cdc_unavailable,
         _cdc_extra,
         _cdc_reject_reason,
-        case when {{ 'true' if keep_raw else '_cdc_reject_reason is not null' }} then coalesce(_cdc_raw_line, to_json(named_struct(
+        case when {{ 'true' if keep_raw else '_cdc_reject_reason is not null or size(_cdc_unavailable) > 0' }} then coalesce(_cdc_raw_line, to_json(named_struct(
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
             '{{ column }}', _raw_{{ column }},
             {%- endfor %}

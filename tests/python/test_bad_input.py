@@ -1239,6 +1239,82 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
     assert spark.sql(f"select * from {schema}_silver.cdc_quarantine").count() == 0
 
 
+def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_copy, tmp_path):
+    """A TOAST placeholder ('unchanged') on a key the table does not hold,
+    with no earlier change of the key in the batch, has no value to keep:
+    the change is quarantined with its line, never inserted with NULL; the
+    same placeholder after the key's insert is filled as usual."""
+    import json
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+
+    def event(op: str, key: int, lsn: int, **values) -> str:
+        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+               "seen_at": 1704103200000000, "active": True, **values, "__op": op,
+               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+        return json.dumps(row)
+
+    first = [event("u", 7, 1000, name=toast), event("c", 8, 1001, name="eight"),
+             event("u", 8, 1002, name=toast, qty=4)]
+    (folder / "20250101-000001000.json").write_text("\n".join(first) + "\n")
+    schema = "t_dbz_unsent_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    later = [event("u", 9, 1003, name=toast, qty=toast), event("u", 8, 1004, name=toast, qty=6)]
+    (folder / "20250101-000002000.json").write_text("\n".join(later) + "\n")
+    build(project, tmp_path, schema)
+
+    stored = sorted((r.item_id, r.name, r.qty) for r in spark.table(
+        f"{schema}_silver.slv_hostile__items_dbz").collect())
+    assert stored == [(8, "eight", 6)], stored
+    quarantine = sorted(
+        (file_name(r.file_path), r.row_number, r.reason.split(" (")[0], r.record)
+        for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect())
+    assert quarantine == [
+        ("20250101-000001000.json", 1, "unavailable_value: name", first[0]),
+        ("20250101-000002000.json", 1, "unavailable_value: name, qty", later[0]),
+    ], quarantine
+
+
+def test_debezium_placeholder_is_not_filled_from_a_change_older_than_the_table(
+    spark, project_copy, tmp_path
+):
+    """A TOAST placeholder takes the value of the key's latest earlier change
+    in its batch only when that change is newer than the stored row: a late
+    change older than the table cannot give its stale value to a newer one."""
+    import json
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+
+    def event(op: str, key: int, lsn: int, **values) -> str:
+        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+               "seen_at": 1704103200000000, "active": True, **values, "__op": op,
+               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+        return json.dumps(row)
+
+    schema = "t_dbz_stale_" + os.urandom(3).hex()
+    files = [
+        [event("c", 1, 1000, name="one"), event("c", 2, 1001, name="two")],
+        [event("u", 1, 1010, name="stored", qty=4)],
+        # late (older than the stored row), then a newer change without name;
+        # key 2: a newer change with a value, then one without
+        [event("u", 1, 1005, name="stale"), event("u", 1, 1020, name=toast, qty=7),
+         event("u", 2, 1011, name="fresh"), event("u", 2, 1021, name=toast, qty=8)],
+    ]
+    for index, lines_written in enumerate(files):
+        (folder / f"20250101-00000{index}000.json").write_text("\n".join(lines_written) + "\n")
+        build(project, tmp_path, schema)
+
+    stored = sorted((r.item_id, r.name, r.qty) for r in spark.table(
+        f"{schema}_silver.slv_hostile__items_dbz").collect())
+    assert stored == [(1, "stored", 7), (2, "fresh", 8)], stored
+
+
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
     """Debezium JSON lines: an unchanged TOAST column (placeholder) keeps the
     key's previous value, from the batch or from the table; the null-value
