@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import hashlib
+import json
 import os
 import time
 import urllib.parse
@@ -86,6 +87,15 @@ def encode(fields: list[str | None]) -> str:
         else:
             out.append(value)
     return ",".join(out)
+
+
+def dbz_event(op: str, key: int, lsn: int, **values) -> str:
+    """One flattened Debezium change line (ExtractNewRecordState with op,
+    source.ts_ms and lsn added) of the hostile items table."""
+    row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
+           "seen_at": 1704103200000000, "active": True, **values, "__op": op,
+           "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
+    return json.dumps(row)
 
 
 @dataclass
@@ -1129,17 +1139,13 @@ def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, project
     """A Debezium timestamp (microseconds) or date (days) is a number turned
     into text; a number beyond the range of that conversion is quarantined
     as unparseable, with its line, never stored as NULL."""
-    import json
 
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
 
     def event(key: int, lsn: int, **values) -> str:
-        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
-               "seen_at": 1704103200000000, "active": True, **values, "__op": "c",
-               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
-        return json.dumps(row)
+        return dbz_event("c", key, lsn, **values)
 
     lines_written = [event(1, 1000), event(2, 1001, seen_at=99999999999999999999),
                      event(3, 1002, born=99999999999)]
@@ -1163,17 +1169,12 @@ def test_debezium_field_names_are_matched_without_case_and_never_twice(
     malformed, never first-value-wins; a change of a table with a column
     named `ddl` is a change, while a schema-change event (no operation) is
     skipped and counted."""
-    import json
-
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
 
     def event(key: int, lsn: int, **values) -> str:
-        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
-               "seen_at": 1704103200000000, "active": True, **values, "__op": "c",
-               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
-        return json.dumps(row)
+        return dbz_event("c", key, lsn, **values)
 
     cased = event(1, 1000).replace('"price": "1.50"', '"Price": "2.50"')
     twice = event(2, 1001).replace('"price": "1.50"', '"price": "1.50", "price": "9.99"')
@@ -1206,19 +1207,13 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
     decimal (12345678.12, which a double prints as 1.234567812E7), a declared
     string and an undeclared column (0.123456789012345678, more digits than
     a double holds)."""
-    import json
 
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
 
     def event(key: int, lsn: int, **numbers: str) -> str:
-        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
-               "seen_at": 1704103200000000, "active": True, "__op": "c",
-               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
-        for name in numbers:
-            row[name] = f"@{name}@"
-        line = json.dumps(row)
+        line = dbz_event("c", key, lsn, **{name: f"@{name}@" for name in numbers})
         for name, text in numbers.items():  # the number token exactly as written
             line = line.replace(f'"@{name}@"', text)
         return line
@@ -1244,18 +1239,13 @@ def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_co
     with no earlier change of the key in the batch, has no value to keep:
     the change is quarantined with its line, never inserted with NULL; the
     same placeholder after the key's insert is filled as usual."""
-    import json
 
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
     toast = "__debezium_unavailable_value"
 
-    def event(op: str, key: int, lsn: int, **values) -> str:
-        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
-               "seen_at": 1704103200000000, "active": True, **values, "__op": op,
-               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
-        return json.dumps(row)
+    event = dbz_event
 
     first = [event("u", 7, 1000, name=toast), event("c", 8, 1001, name="eight"),
              event("u", 8, 1002, name=toast, qty=4)]
@@ -1284,18 +1274,13 @@ def test_debezium_placeholder_is_not_filled_from_a_change_older_than_the_table(
     """A TOAST placeholder takes the value of the key's latest earlier change
     in its batch only when that change is newer than the stored row: a late
     change older than the table cannot give its stale value to a newer one."""
-    import json
 
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
     toast = "__debezium_unavailable_value"
 
-    def event(op: str, key: int, lsn: int, **values) -> str:
-        row = {"item_id": key, "name": "n", "price": "1.50", "qty": 3, "born": 19723,
-               "seen_at": 1704103200000000, "active": True, **values, "__op": op,
-               "__source_ts_ms": 1735689600000, "__lsn": lsn, "__deleted": "false"}
-        return json.dumps(row)
+    event = dbz_event
 
     schema = "t_dbz_stale_" + os.urandom(3).hex()
     files = [
@@ -1324,8 +1309,6 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     change does not come back, a field the YAML does not declare becomes a
     column, and the SCD2 history built from the change log closes every
     open version at the truncate's time."""
-    import json
-
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     hostile = project / "models" / "silver" / "hostile"
     (hostile / "slv_hostile__items_dbz_log.sql").write_text(LOG_SQL)
