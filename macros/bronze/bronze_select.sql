@@ -353,8 +353,9 @@
     in full, never through a double; timestamps, with or without time zone,
     as yyyy-MM-dd HH:mm:ss.SSSSSS; binary as base64: declare such a column
     `string`; nested values as JSON. Columns are matched by name,
-    case-insensitively, and a column a file lacks is NULL. A file that is not Parquet (no PAR1 magic at both ends:
-    truncated, still being copied, or foreign) is not read: it becomes one
+    case-insensitively, and a column a file lacks is NULL. A file that is
+    not Parquet (no PAR1 magic at both ends: truncated, still being copied,
+    or foreign) is not read: it becomes one
     quarantine entry (row 0) with the reason, and the other files go on.
     Row counts per file come from a separate count (Parquet answers it from
     the row groups' metadata), for the row-conservation check.
@@ -544,8 +545,8 @@
     `null` (the tombstone Debezium writes after a delete, a null value) and
     schema-change events (_bronze_is_schema_event) are skipped and not
     counted as rows. Field names are matched without case; a field written
-    twice (in one case or two) makes the line malformed. A file that does not end with a newline is held
-    back, like CSV.
+    twice (in one case or two) makes the line malformed. A file that does
+    not end with a newline is held back, like CSV.
 #}
 {% macro _bronze_debezium_rows(node, cfg, lines_table, predicate) %}
     {%- set columns = bronze_file_columns(node) -%}
@@ -627,16 +628,19 @@
 {#- A JSON field's value as written. from_json reads a number with a
     fraction or an exponent as a double before it becomes text (12345678.12
     becomes 1.234567812E7, 0.123456789012345678 loses its last digits): for
-    such a value written with a fraction and no exponent, the number is
-    taken from the line itself, as the producer wrote it, when it is the
-    same double (so the same field). -#}
+    such a value the number is taken from the line itself, as the producer
+    wrote it, when it is the same double (so the same field). A number in
+    exponent form is taken so only when the double changed its value (1e2
+    stays 100.0: silver's checks reject an exponent in a decimal column). -#}
 {% macro _bronze_json_number_text(line, value, name) -%}
     {#- name: the field's name, a SQL expression -#}
     case when {{ value }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$' and {{ value }} rlike '[.eE]' then
         coalesce(try_element_at(filter(
             regexp_extract_all({{ line }}, concat('(?i)"\\Q', {{ name }},
-                                                  '\\E"\\s*:\\s*(-?[0-9]+\\.[0-9]+)\\s*[,}]'), 1),
-            n -> cast(n as double) = cast({{ value }} as double)), 1), {{ value }})
+                                                  '\\E"\\s*:\\s*(-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*[,}]'), 1),
+            n -> cast(n as double) = cast({{ value }} as double)
+                and (n not rlike '[eE]' or not try_cast(n as decimal(38, 18)) <=> try_cast({{ value }} as decimal(38, 18)))),
+            1), {{ value }})
         else {{ value }} end
 {%- endmacro %}
 

@@ -6,6 +6,8 @@
       files, held_files          files read, files held back as incomplete
       ignored_files              listed files that are not data files
       deletes, truncates         changes that delete a key, applied truncates
+      same_seq                   keys whose newest change has the sequence of
+                                 the row the table holds (a repeat, or a tie)
       undeclared                 columns the applied rows carry that the YAML
                                  does not declare (comma-separated)
       kept, kept_undeclared      rows neither held nor quarantined (what
@@ -27,6 +29,7 @@
             count_if(held > 0) as held_files,
             coalesce(sum(deletes), 0) as deletes,
             coalesce(sum(truncates), 0) as truncates,
+            coalesce(sum(same_seq), 0) as same_seq,
             {{ '(select count(*) from ' ~ run['listed'] ~ ' where not is_data)' if run['listed'] else '0' }} as ignored_files,
             coalesce(array_join(array_sort(array_distinct(flatten(collect_list(undeclared)))), ','), '') as undeclared,
             coalesce(sum(kept), 0) as kept,
@@ -42,6 +45,7 @@
                 count_if(_cdc_outcome = 'quarantined') as quarantined,
                 count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
                 count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
+                count_if(_cdc_same_seq) as same_seq,
                 count_if({{ _cdc_kept() }}) as kept,
                 {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"),
                                        ('kept_undeclared', _cdc_kept())] %}

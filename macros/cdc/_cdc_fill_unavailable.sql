@@ -9,8 +9,9 @@
     sequence of the change that gave it: a change older than the stored
     row (late) cannot give a value to a newer one (_cdc_order_batch then
     keeps the stored value). SQL over all the batch's rows, same columns
-    plus `_cdc_filled` and `_cdc_filled_from`: rows of held files and rows with a reject reason neither
-    give nor take a value (one pass over the batch, no union).
+    plus `_cdc_filled` and `_cdc_filled_from`: rows of held files and rows
+    with a reject reason neither give nor take a value (one pass over the
+    batch, no union).
 #}
 {% macro _cdc_fill_unavailable(batch, columns, fillable, keys, seq) %}
     {%- set window -%}

@@ -2,8 +2,8 @@
     The MERGE of the changes to apply (already the last per key and newer
     than what is stored) into the silver table; `unavailable`: the changes
     carry _cdc_keep_stored (columns to keep as stored: Debezium TOAST,
-    _cdc_order_batch). The sequence guard is
-    repeated in the MERGE so that it holds even if the table changed between
+    _cdc_order_batch). The sequence guard is repeated in the MERGE so that
+    it holds even if the table changed between
     the selection of the changes and this statement. `empty_target`: the
     table was created empty by this run (first run, full refresh): a plain
     insert of the same rows. `keys_in`: a predicate on the table's columns

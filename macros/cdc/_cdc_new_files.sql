@@ -1,11 +1,12 @@
 {#
     Step 1 of a CDC run: find the files to read. Lists every file under the
     source's location (no content is read) and keeps those this model has
-    not logged yet, by path, modification time and size, so a file that lands late
-    with an old modification time (a copy or a restore) is found like any
-    other. The list is frozen for the run in `<model>__cdc_files` (data
-    files: is_data; others are logged as ignored by cdc_apply), so what is
-    logged is exactly what was listed.
+    not logged yet, by path and modification time, so a file that lands
+    late with an old modification time (a copy or a restore), or lands
+    again with another time, is found like any other. The list is frozen
+    for the run in `<model>__cdc_files` (data files: is_data; others are
+    logged as ignored by cdc_apply), so what is logged is exactly what was
+    listed.
 
     The listing of every model a `dbt run`/`build` selected is made once, at
     its start, in one Spark job (_cdc_list_run_files, called by the
@@ -99,10 +100,10 @@
 {#- The files under the sources of (model, source node) pairs, one row per
     pair and file: model_name, source_id, file_path, file_modified_at,
     file_size, is_data (the source's file_pattern) and logged (in the
-    model's cdc_file_log with that modification time and size: a file
-    landed again under its name with another size is a new version even
-    when its time is the same; only such rows are left out when
-    `unlogged_only`). `check`: fail, naming the fix, when a
+    model's cdc_file_log with that modification time; only such rows are
+    left out when `unlogged_only`). Not by size: an erasure (lakehouse
+    erase) rewrites a landed file without the subject's rows and keeps its
+    time, so that it is not read again. `check`: fail, naming the fix, when a
     source's file listing was not staged. -#}
 {% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false) %}
     {%- set branches = [] -%}
@@ -143,25 +144,19 @@
     ) as p
         on f.source_id = p.source_id
     left join (
-        {#- a file's versions logged with its path and time: their sizes (a
-            version logged without one matches any size) -#}
-        select model_name, file_path, file_modified_at, collect_set(file_size) as sizes,
-            bool_or(file_size is null) as unsized
-        from (
+        select distinct model_name, file_path, file_modified_at from (
             {%- for relation, names in logs.items() %}
-            select model_name, file_path, file_modified_at, file_size from {{ relation }}
+            select model_name, file_path, file_modified_at from {{ relation }}
             where model_name in ({{ names | unique | join(', ') }})
             {{- '\n            union all' if not loop.last }}
             {%- else %}
             select cast(null as string) as model_name, cast(null as string) as file_path,
-                cast(null as timestamp) as file_modified_at, cast(null as bigint) as file_size
+                cast(null as timestamp) as file_modified_at
             where false
             {%- endfor %}
         ) as logged
-        group by model_name, file_path, file_modified_at
     ) as l
         on l.model_name = p.model_name and l.file_path = f.file_path and l.file_modified_at = f.file_modified_at
-            and (l.unsized or array_contains(l.sizes, f.file_size))
     {%- if unlogged_only %}
     where l.file_path is null
     {%- endif %}

@@ -20,7 +20,9 @@
     rows (_cdc_check_conservation) and on ties the sequence cannot break:
     two usable rows of a key, both truncates or neither, with the same
     sequence and different content (provenance aside; a column's value
-    after Debezium's unavailable values are filled). Rows of a key are in
+    after Debezium's unavailable values are filled); or a key's newest
+    change with the sequence of the row the table holds and other content
+    (_cdc_check_stored_ties: a tie across runs). Rows of a key are in
     sequence order in the window that ranks them, so a tie is a row that
     differs from the one before it with the same sequence: flagged in that
     same window (`_cdc_tie`), not by a second pass over the whole batch.
@@ -146,6 +148,10 @@
                     then 'applied'
                 else 'superseded'
             end as _cdc_outcome,
+            {#- the newest change of a key with the stored row's own sequence: a
+                repeat, or a tie across runs (_cdc_check_stored_ties) -#}
+            coalesce(s._cdc_rank = 1 and t._cdc_present and not s._cdc_is_delete
+                     and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false) as _cdc_same_seq,
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not
                 carry, and those filled from a change older than the stored row -#}
@@ -228,14 +234,25 @@
         where _cdc_tie
         limit 20
     {%- endset -%}
-    {%- set tie_rows = run_query(ties).rows -%}
+    {%- do _cdc_fail_on_ties(run, run_query(ties).rows, 'different changes with the same sequence') -%}
+    {%- set counts = _cdc_batch_counts(run) -%}
+    {%- if counts['same_seq'] > 0 -%}
+        {%- do _cdc_fail_on_ties(run, run_query(_cdc_stored_ties_sql(run)).rows,
+                                 'a change with the same sequence as the row the table holds, and other content') -%}
+    {%- endif -%}
+    {{ return(counts) }}
+{% endmacro %}
+
+{#- Fail the run, before anything is written, on `tie_rows` (a key and
+    sequence as JSON each): which change is last cannot be decided. -#}
+{% macro _cdc_fail_on_ties(run, tie_rows, what) %}
     {%- if tie_rows | length > 0 -%}
-        {%- do _cdc_scratch_drop(run['schema'], batch) -%}
+        {%- do _cdc_scratch_drop(run['schema'], run['batch']) -%}
         {%- do exceptions.raise_compiler_error(
             "model '" ~ model.name ~ "': " ~ tie_rows | length ~ (" or more" if tie_rows | length == 20 else "")
-            ~ " key(s) have different changes with the same sequence (" ~ seq | join(', ')
+            ~ " key(s) have " ~ what ~ " (" ~ run['cfg']['sequence_by'] | join(', ')
             ~ "), so which one is last cannot be decided: " ~ tie_rows | map(attribute=0) | join('; ')
-            ~ ". Add a column that breaks the tie to cdc_sequence_by, or correct the source files.") -%}
+            ~ ". Nothing was applied. Add a column that breaks the tie to cdc_sequence_by, or correct the "
+            ~ "source files (a corrected file is read again).") -%}
     {%- endif -%}
-    {{ return(_cdc_batch_counts(run)) }}
 {% endmacro %}

@@ -618,6 +618,19 @@ def build(project: Path, tmp_path: Path, schema: str,
     )
 
 
+def build_fails(project: Path, tmp_path: Path, schema: str, select: str,
+                fragments: tuple[str, ...]) -> None:
+    """`dbt build` of `select` must fail with a message holding every fragment."""
+    import pytest
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    with pytest.raises(DbtError) as failure:
+        build(project, tmp_path, schema, select)
+    message = str(failure.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+
+
 def _one_table_project(project_copy, model_sql: str, table: str = "items") -> Path:
     project = project_copy()
     folder = project / "models" / "silver" / "hostile"
@@ -920,11 +933,12 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
-def test_a_file_landed_again_with_the_same_time_is_read_again(spark, project_copy, tmp_path):
-    """A file copied again under its name with new content and the same
-    modification time (a restore, a copy keeping times) is a new version:
-    its new rows are applied, and its quarantined row has its own text,
-    not the first version's."""
+def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
+    spark, project_copy, tmp_path
+):
+    """A file copied again under its name with new content (and a new
+    modification time) is a new version: its new rows are applied, and its
+    quarantined row has its own text, not the first version's."""
     project = _one_table_project(project_copy, MODEL_SQL % "items")
     folder = tmp_path / "landing" / "hostile" / "items"
     schema = "t_reland_" + os.urandom(3).hex()
@@ -936,17 +950,13 @@ def test_a_file_landed_again_with_the_same_time_is_read_again(spark, project_cop
     name = "20250101-000001000.csv"
     land(folder, [CorpusFile(name, lines(HEADER, first), first)], mtime=when)
     build(project, tmp_path, schema, "slv_hostile__items")
-    land(folder, [CorpusFile(name, lines(HEADER, second), second)], mtime=when)
-    assert (folder / name).stat().st_mtime == when
+    land(folder, [CorpusFile(name, lines(HEADER, second), second)], mtime=when + 60)
     build(project, tmp_path, schema, "slv_hostile__items")
 
     assert sorted(r.item_id for r in spark.table(table).collect()) == [1, 3]
     records = sorted((r.row_number, r.record) for r in spark.sql(
         f"select row_number, record from {schema}_silver.cdc_quarantine").collect())
     assert records == sorted((2, encode(row.fields)) for row in (first[1], second[1])), records
-    sizes = sorted(r.file_size for r in spark.sql(
-        f"select file_size from {schema}_silver.cdc_file_log").collect())
-    assert sizes == sorted(len(lines(HEADER, rows)) for rows in (first, second)), sizes
 
 
 def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
@@ -955,9 +965,6 @@ def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
     """A model reading cdc_changes() without the transient `_cdc_*` columns
     would apply rows the parse rejected, unchecked: it fails instead, naming
     the columns and the fix, and applies nothing."""
-    import pytest
-    from lakehouse_cdc.dbt_runner import DbtError
-
     project = _one_table_project(project_copy, MODEL_SQL.replace(
         "select * from changes",
         "select item_id, name, qty, {{ cdc_columns(kinds=['provenance']) }} from changes",
@@ -967,15 +974,48 @@ def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
     rows = [c.change("I", 1), c.change("I", 2, qty="abc", outcome="quarantined")]
     land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, rows), rows)])
     schema = "t_transient_" + os.urandom(3).hex()
-    with pytest.raises(DbtError) as failure:
-        build(project, tmp_path, schema, "slv_hostile__items")
-    message = str(failure.value)
-    for fragment in ("model 'slv_hostile__items'", "does not select _cdc_file_rows, _cdc_file_held",
-                     "_cdc_reject_reason, _cdc_raw", "Nothing was applied", "{{ cdc_columns() }}"):
-        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    build_fails(project, tmp_path, schema, "slv_hostile__items",
+                ("model 'slv_hostile__items'", "does not select _cdc_file_rows, _cdc_file_held",
+                 "_cdc_reject_reason, _cdc_raw", "Nothing was applied", "{{ cdc_columns() }}"))
     for name in ("slv_hostile__items", "cdc_file_log"):
         table = f"{schema}_silver.{name}"
         assert not spark.catalog.tableExists(table) or spark.table(table).count() == 0, name
+
+
+def test_a_tie_across_runs_fails_the_run_and_a_repeat_does_not(spark, project_copy, tmp_path):
+    """A change with the sequence of the row the table holds and other
+    content cannot be ordered against it: the run fails naming the key,
+    with nothing applied (as within one batch), instead of superseding it
+    quietly. The same change again (a redelivery) is superseded."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_stored_tie_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    c = Corpus()
+    first = [c.change("I", 1, name="first")]
+    land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, first), first)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+
+    repeat = [first[0], c.change("I", 2)]
+    land(folder, [CorpusFile("20250101-000002000.csv", lines(HEADER, repeat), repeat)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+    assert sorted((r.item_id, r.name) for r in spark.table(table).collect()) \
+        == [(1, "first"), (2, "n")]
+    superseded = spark.sql(f"select rows_superseded from {schema}_silver.cdc_file_log "
+                           "where file_path like '%000002000.csv'").collect()
+    assert [r.rows_superseded for r in superseded] == [1], superseded
+
+    other = Row([*first[0].fields[:4], "other", *first[0].fields[5:]], "applied")
+    tie = [other, c.change("I", 3)]
+    land(folder, [CorpusFile("20250101-000003000.csv", lines(HEADER, tie), tie)])
+    build_fails(project, tmp_path, schema, "slv_hostile__items",
+                ("model 'slv_hostile__items'", '"item_id":1',
+                 "the same sequence as the row the table holds", "Nothing was applied",
+                 "cdc_sequence_by"))
+    assert sorted((r.item_id, r.name) for r in spark.table(table).collect()) \
+        == [(1, "first"), (2, "n")]
+    logged = spark.sql(f"select file_path from {schema}_silver.cdc_file_log").collect()
+    assert not any(r.file_path.endswith("000003000.csv") for r in logged), logged
 
 
 def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
@@ -984,9 +1024,6 @@ def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_p
     the run, naming the column and the fix, with nothing applied; the fix it
     names (a full refresh) then stores the value exactly. A type the table
     holds exactly (int declared smallint) needs nothing."""
-    import pytest
-    from lakehouse_cdc.dbt_runner import DbtError
-
     project = _one_table_project(project_copy, MODEL_SQL % "items")
     sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
     folder = tmp_path / "landing" / "hostile" / "items"
@@ -1008,13 +1045,10 @@ def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_p
     sources.write_text(SOURCES_YAML.replace("decimal(10,2)", "decimal(12,4)"))
     third = [c.change("U", 1, price="1.2345")]
     land(folder, [CorpusFile("20250101-000003000.csv", lines(HEADER, third), third)])
-    with pytest.raises(DbtError) as failure:
-        build(project, tmp_path, schema, "slv_hostile__items")
-    message = str(failure.value)
-    for fragment in ("model 'slv_hostile__items'", "column price is decimal(10,2)",
-                     "decimal(12,4) in the model", "Nothing was applied",
-                     "--full-refresh --select slv_hostile__items"):
-        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    build_fails(project, tmp_path, schema, "slv_hostile__items",
+                ("model 'slv_hostile__items'", "column price is decimal(10,2)",
+                 "decimal(12,4) in the model", "Nothing was applied",
+                 "--full-refresh --select slv_hostile__items"))
     assert sorted((r.item_id, r.price) for r in spark.table(table).collect()) \
         == [(1, Decimal("1.50")), (2, Decimal("1.50"))]
     logged = spark.sql(f"select file_path from {schema}_silver.cdc_file_log").collect()
@@ -1139,7 +1173,6 @@ def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, project
     """A Debezium timestamp (microseconds) or date (days) is a number turned
     into text; a number beyond the range of that conversion is quarantined
     as unparseable, with its line, never stored as NULL."""
-
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
@@ -1206,8 +1239,8 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
     """A JSON number with a fraction reaches silver as written, in a declared
     decimal (12345678.12, which a double prints as 1.234567812E7), a declared
     string and an undeclared column (0.123456789012345678, more digits than
-    a double holds)."""
-
+    a double holds); in exponent form, as written when a double would change
+    it, else as the double prints it (1e2 into a decimal is 100.0)."""
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
@@ -1219,7 +1252,8 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
         return line
 
     written = [event(1, 1000, price="12345678.12"), event(2, 1001, name="0.123456789012345678"),
-               event(3, 1002, ratio="0.123456789012345678"), event(4, 1003, price="1.10")]
+               event(3, 1002, ratio="0.123456789012345678"), event(4, 1003, price="1.10"),
+               event(5, 1004, name="1.23456789012345678E5", price="1e2")]
     assert "12345678.12," in written[0] and '"ratio": 0.123456789012345678' in written[2]
     (folder / "20250101-000001000.json").write_text("\n".join(written) + "\n")
     schema = "t_dbz_digits_" + os.urandom(3).hex()
@@ -1230,7 +1264,8 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
     assert stored == [(1, "n", Decimal("12345678.12"), None),
                       (2, "0.123456789012345678", Decimal("1.50"), None),
                       (3, "n", Decimal("1.50"), "0.123456789012345678"),
-                      (4, "n", Decimal("1.10"), None)], stored
+                      (4, "n", Decimal("1.10"), None),
+                      (5, "1.23456789012345678E5", Decimal("100.00"), None)], stored
     assert spark.sql(f"select * from {schema}_silver.cdc_quarantine").count() == 0
 
 
@@ -1239,7 +1274,6 @@ def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_co
     with no earlier change of the key in the batch, has no value to keep:
     the change is quarantined with its line, never inserted with NULL; the
     same placeholder after the key's insert is filled as usual."""
-
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
@@ -1274,7 +1308,6 @@ def test_debezium_placeholder_is_not_filled_from_a_change_older_than_the_table(
     """A TOAST placeholder takes the value of the key's latest earlier change
     in its batch only when that change is newer than the stored row: a late
     change older than the table cannot give its stale value to a newer one."""
-
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
