@@ -222,20 +222,19 @@
         {%- do _cdc_scratch_drop(run['schema'], ranked) -%}
     {%- endif -%}
 
-    {%- if '_cdc_file_rows' in names -%}
-        {%- do _cdc_check_conservation(run['schema'], batch) -%}
-    {%- endif -%}
-    {%- set ties -%}
-        select distinct to_json(named_struct(
-            {%- for key in keys %}'{{ key }}', `{{ key }}`, {% endfor -%}
-            {%- for column in seq %}'{{ column }}', `{{ column }}`{{ ', ' if not loop.last }}{% endfor -%}
-        )) as tie
-        from {{ batch }}
-        where _cdc_tie
-        limit 20
-    {%- endset -%}
-    {%- do _cdc_fail_on_ties(run, run_query(ties).rows, 'different changes with the same sequence') -%}
     {%- set counts = _cdc_batch_counts(run) -%}
+    {%- if counts['ties'] > 0 -%}
+        {%- set ties -%}
+            select distinct to_json(named_struct(
+                {%- for key in keys %}'{{ key }}', `{{ key }}`, {% endfor -%}
+                {%- for column in seq %}'{{ column }}', `{{ column }}`{{ ', ' if not loop.last }}{% endfor -%}
+            )) as tie
+            from {{ batch }}
+            where _cdc_tie
+            limit 20
+        {%- endset -%}
+        {%- do _cdc_fail_on_ties(run, run_query(ties).rows, 'different changes with the same sequence') -%}
+    {%- endif -%}
     {%- if counts['same_seq'] > 0 -%}
         {%- do _cdc_fail_on_ties(run, run_query(_cdc_stored_ties_sql(run)).rows,
                                  'a change with the same sequence as the row the table holds, and other content') -%}

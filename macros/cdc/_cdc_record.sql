@@ -13,10 +13,33 @@
     {%- set batch = run['batch'] -%}
     {%- set listed = run['listed'] -%}
     {%- set events = run['events'] -%}
+    {#- the batch's counts per file (_cdc_batch_counts), as values: the
+        batch is not read again -#}
+    {%- set values = [] -%}
+    {%- for stats in counts['per_file'] -%}
+        {%- set numbers = [] -%}
+        {%- for number in [stats['file_modified_at'], stats['in_file'] if '_cdc_file_rows' in run['names'] else stats['arrived'],
+                           stats['read'], stats['applied'], stats['superseded'], stats['quarantined']] -%}
+            {%- do numbers.append('null' if number is none else number | int | string) -%}
+        {%- endfor -%}
+        {%- do values.append('(' ~ sql_string(stats['file']) ~ ', timestamp_micros(' ~ numbers[0] ~ '), '
+            ~ numbers[1:] | join(', ') ~ ', ' ~ ('true' if stats['held'] > 0 else 'false') ~ ')') -%}
+    {%- endfor -%}
+    {%- set per_file -%}
+        {%- if values -%}
+        (select * from values {{ values | join(', ') }}
+            as c(file_path, file_modified_at, rows_in_file, rows_read, rows_applied, rows_superseded,
+                 rows_quarantined, held))
+        {%- else -%}
+        (select cast(null as string) as file_path, cast(null as timestamp) as file_modified_at,
+            0L as rows_in_file, 0L as rows_read, 0L as rows_applied, 0L as rows_superseded,
+            0L as rows_quarantined, false as held where false)
+        {%- endif -%}
+    {%- endset -%}
     {%- if listed is none -%}
         {#- a model that does not read through cdc_changes(): the files it read -#}
-        {%- set files = '(select _cdc_file as file_path, max(_cdc_file_modified_at) as file_modified_at, '
-                        ~ 'cast(null as bigint) as file_size, true as is_data from ' ~ batch ~ ' group by _cdc_file)' -%}
+        {%- set files = '(select file_path, file_modified_at, cast(null as bigint) as file_size, true as is_data from '
+                        ~ per_file ~ ' as read_files)' -%}
     {%- else -%}
         {%- set files = listed -%}
     {%- endif -%}
@@ -32,18 +55,7 @@
             coalesce(c.rows_applied, 0), coalesce(c.rows_superseded, 0), coalesce(c.rows_quarantined, 0),
             {{ 'coalesce(e.events_skipped, 0)' if events else '0' }}
         from {{ files }} as f
-        left join (
-            select
-                _cdc_file as file_path,
-                {{ 'max(_cdc_file_rows)' if '_cdc_file_rows' in run['names'] else 'count(*)' }} as rows_in_file,
-                count_if(not _cdc_held) as rows_read,
-                count_if(_cdc_outcome = 'applied') as rows_applied,
-                count_if(_cdc_outcome = 'superseded') as rows_superseded,
-                count_if(_cdc_outcome = 'quarantined') as rows_quarantined,
-                bool_or(_cdc_held) as held
-            from {{ batch }}
-            group by _cdc_file
-        ) as c on f.file_path = c.file_path
+        left join {{ per_file }} as c on f.file_path = c.file_path
         {%- if events %}
         left join {{ events }} as e on f.file_path = e.file_path
         {%- endif %}
