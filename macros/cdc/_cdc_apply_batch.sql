@@ -12,6 +12,9 @@
         is a no-op); into the table this run created empty, an insert;
       - with cdc_keep_changes, every change read into the model's change
         log table (_cdc_keep_changes).
+    Into a change log (this model's kept changes, or a model keyed by the
+    sequence), a Debezium TOAST column a change left unchanged goes with the
+    entity's value before the change (_cdc_fill_from_log).
     Each merge filters the table it merges into by the batch's keys when
     the batch has a key list (_cdc_batch_keys).
 #}
@@ -57,7 +60,13 @@
         {%- do _cdc_apply_truncate(run) -%}
     {%- endif -%}
     {%- if counts['applied'] > counts['truncates'] -%}
-        {%- set to_apply = '(select * from ' ~ run['batch'] ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
+        {#- a model keyed by the sequence is a change log: a TOAST column
+            left unchanged takes the entity's value before the change -#}
+        {%- set rows = run['batch'] -%}
+        {%- if run['toast'] and counts['placeholders'] > 0 and cfg['sequence_by'] | select('in', keys) | list -%}
+            {%- set rows = '(' ~ _cdc_fill_from_log(run, run['target'], run['target_columns']) ~ ') as filled' -%}
+        {%- endif -%}
+        {%- set to_apply = '(select * from ' ~ rows ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
         {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                         run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
                                         empty_target=run['initial'],

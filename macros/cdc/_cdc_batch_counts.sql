@@ -15,6 +15,10 @@
       kept, kept_undeclared      rows neither held nor quarantined (what
                                  cdc_keep_changes keeps), and the undeclared
                                  columns they carry
+      placeholders               rows with a Debezium TOAST column not
+                                 filled within the batch, or filled there
+                                 (_cdc_fill_from_log may fill them from a
+                                 change log)
       per_file                   the same per file (a list of dicts: file,
                                  file_modified_at in microseconds, arrived,
                                  in_file, distinct_rows, read, held, ...),
@@ -39,7 +43,7 @@
             max(in_file) as in_file,
             sum(distinct_rows) as distinct_rows,
             {%- for name in ['read', 'held', 'applied', 'superseded', 'quarantined', 'deletes', 'truncates',
-                             'same_seq', 'ties', 'kept'] %}
+                             'same_seq', 'ties', 'kept', 'placeholders'] %}
             sum(`{{ name }}`) as `{{ name }}`,
             {%- endfor %}
             {%- for name in ['undeclared', 'kept_undeclared'] %}
@@ -62,6 +66,7 @@
                 count_if(_cdc_same_seq) as same_seq,
                 count_if(_cdc_tie) as ties,
                 count_if({{ _cdc_kept() }}) as kept,
+                {{ 'count_if(size(_cdc_unavailable) > 0 or size(_cdc_filled_from) > 0)' if run['toast'] else '0L' }} as placeholders,
                 {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"), ('kept_undeclared', _cdc_kept())] %}
                 {{ "flatten(collect_set(case when " ~ rows ~ " then map_keys(_cdc_extra) end))"
                    if '_cdc_extra' in names else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
@@ -83,7 +88,7 @@
     {%- endif -%}
     {%- set counts = {'per_file': per_file} -%}
     {%- for name in ['read', 'applied', 'superseded', 'quarantined', 'deletes', 'truncates', 'same_seq', 'ties',
-                     'kept'] -%}
+                     'kept', 'placeholders'] -%}
         {%- do counts.update({name: per_file | sum(attribute=name)}) -%}
     {%- endfor -%}
     {%- do counts.update({

@@ -12,7 +12,9 @@
     sequence (a change repeated in several files once, from the first file
     and row that carry it; a change already kept is left as it is, so a
     re-run after a crash adds nothing), deletes and truncates as rows (a
-    truncate with a null key). A model selects from it with
+    truncate with a null key). A Debezium TOAST column a change left
+    unchanged is kept with the entity's value before the change
+    (_cdc_fill_from_log). A model selects from it with
     cdc_change_log(ref('<model>')).
 #}
 {% macro _cdc_keep_changes(run, counts) %}
@@ -36,7 +38,8 @@
         from (
             select *, row_number() over (
                 partition by `{{ keys | join('`, `') }}` order by _cdc_file, _cdc_row) as _cdc_copy
-            from {{ run['batch'] }}
+            from {{ '(' ~ _cdc_fill_from_log(run, run['changes'], stored) ~ ') as filled'
+                    if run['toast'] and counts['placeholders'] > 0 else run['batch'] }}
             where {{ _cdc_kept() }}
         ) as changes
         where _cdc_copy = 1)
@@ -48,6 +51,13 @@
 
 {#- Which rows of the batch the change log keeps: neither held nor quarantined -#}
 {% macro _cdc_kept() %}_cdc_final_reason is null and not _cdc_held{% endmacro %}
+
+{#- The key of the entity a change is about: the model's keys without its
+    sequence columns (a change log's key includes them) -#}
+{% macro _cdc_entity_keys(cfg) %}
+    {%- set entity = cfg['keys'] | reject('in', cfg['sequence_by']) | list -%}
+    {{ return(entity if entity else cfg['keys']) }}
+{% endmacro %}
 
 {#- What identifies a kept change: the model's keys, then its sequence -#}
 {% macro _cdc_changes_keys(cfg) %}

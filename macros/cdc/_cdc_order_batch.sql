@@ -65,7 +65,9 @@
             {%- do fillable.append(column.name) -%}
         {%- endfor -%}
         {%- set batch_columns = names + ['_cdc_held', '_cdc_reason', '_cdc_is_delete', '_cdc_is_truncate'] -%}
-        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, keys, seq) -%}
+        {#- by the entity: a model keyed by the sequence too (a change log)
+            holds one row per change, each filled from the changes before it -#}
+        {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, _cdc_entity_keys(cfg), seq) -%}
     {%- endif -%}
     {%- set ranked_sql -%}
         with src as (

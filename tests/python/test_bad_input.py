@@ -1333,6 +1333,61 @@ def test_debezium_placeholder_is_not_filled_from_a_change_older_than_the_table(
     assert stored == [(1, "stored", 7), (2, "fresh", 8)], stored
 
 
+def test_debezium_placeholders_in_change_logs_take_the_value_before_the_change(
+    spark, project_copy, tmp_path
+):
+    """A change log holds every change, so a TOAST placeholder there needs
+    the value its entity had just before that change: from an earlier change
+    in the same batch, from the log across runs, and from the log when the
+    batch's own earlier change is older than one the log holds (a late
+    file). Both kinds of change log: a model's kept changes
+    (cdc_keep_changes) and a model keyed by the sequence. The truth replays
+    the events in sequence order per item here."""
+    keep_sql = MODEL_SQL.replace(
+        "config(unique_key='item_id')",
+        "config(unique_key='item_id', meta={'cdc_keep_changes': true})") % "items_dbz"
+    project = _one_table_project(project_copy, keep_sql, "items_dbz")
+    hostile = project / "models" / "silver" / "hostile"
+    (hostile / "slv_hostile__items_dbz_log.sql").write_text(LOG_SQL)
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+    e = dbz_event
+    runs = [
+        [("LOAD00000001.json", [e("r", 1, 10, name="n1", qty=1), e("r", 2, 11, name="n2", qty=2)]),
+         ("20250101-000001000.json", [e("u", 1, 100, name=toast, qty=5),
+                                      e("u", 1, 101, name="uno", qty=toast)])],
+        [("20250101-000002000.json", [e("u", 1, 200, name=toast, qty=7),
+                                      e("u", 2, 201, name="deux", qty=toast)])],
+        # late: a change of item 2 older than 201, then a newer placeholder,
+        # whose value before it is 201's, not the batch's older 150's
+        [("20250101-000003000.json", [e("u", 2, 150, name="early", qty=toast),
+                                      e("u", 2, 300, name=toast, qty=8)])],
+    ]
+    schema = "t_dbz_logs_" + os.urandom(3).hex()
+    for landed in runs:
+        for name, events in landed:
+            (folder / name).write_text("\n".join(events) + "\n")
+        build(project, tmp_path, schema)
+
+    events = [json.loads(line) for landed in runs for _, lines in landed for line in lines]
+    truth, current = {}, {}
+    for ev in sorted(events, key=lambda v: (v["__op"] != "r", v["__lsn"])):
+        before = current.setdefault(ev["item_id"], {})
+        row = {c: before.get(c) if ev[c] == toast else ev[c] for c in ("name", "qty")}
+        before.update(row)
+        truth[(ev["item_id"], ev["__lsn"])] = (row["name"], row["qty"])
+    assert truth[(2, 300)] == ("deux", 8) and truth[(1, 100)] == ("n1", 5)  # the cases above
+    for table in ("slv_hostile__items_dbz__cdc_changes", "slv_hostile__items_dbz_log"):
+        stored = {(r.item_id, int(r._cdc_change_seq)): (r.name, r.qty) for r in spark.sql(
+            f"select item_id, _cdc_change_seq, name, qty from {schema}_silver.{table}").collect()}
+        assert stored == truth, (table, sorted(set(stored.items()) ^ set(truth.items())))
+    state = {r.item_id: (r.name, r.qty) for r in spark.table(
+        f"{schema}_silver.slv_hostile__items_dbz").collect()}
+    assert state == {1: ("uno", 7), 2: ("deux", 8)}, state
+    assert spark.sql(f"select count(*) from {schema}_silver.cdc_quarantine").collect()[0][0] == 0
+
+
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
     """Debezium JSON lines: an unchanged TOAST column (placeholder) keeps the
     key's previous value, from the batch or from the table; the null-value
