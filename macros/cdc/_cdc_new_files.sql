@@ -11,9 +11,10 @@
     The listing of every model a `dbt run`/`build` selected is made once, at
     its start, in one Spark job (_cdc_list_run_files, called by the
     on-run-start hook after staging): a model then only reads its rows of
-    it (a small scan of scratch files), so a model with nothing new lists
-    nothing. A model run without that listing (hooks skipped) lists its
-    source itself.
+    it (a small scan of scratch files), and a model with nothing new not
+    even that: the hook names the models with new files in a view over
+    values (_cdc_run_listing_has_new). A model run without that listing
+    (hooks skipped) lists its source itself.
 
     Returns {'paths': the data files' paths, for bronze_select();
     'nothing_new': an incremental run found no file at all, not even a
@@ -25,7 +26,13 @@
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
-    {%- if _cdc_run_listing_exists() -%}
+    {%- set listing = _cdc_run_listing_state() -%}
+    {%- if listing['exists'] -%}
+        {#- nothing unlogged for this model in the run's listing: nothing to
+            read (a query that starts no Spark job) -#}
+        {%- if incremental and not _cdc_run_listing_has_new(listing) -%}
+            {{ return({'paths': [], 'nothing_new': true}) }}
+        {%- endif -%}
         {#- the run's listing, read once: the model's view of it holds the
             rows as values (reading that view starts no Spark job) -#}
         {%- set query -%}
@@ -93,8 +100,31 @@
     {{ return('global_temp.' ~ _cdc_run_listing_name()) }}
 {% endmacro %}
 
-{% macro _cdc_run_listing_exists() %}
-    {{ return(run_query('show views in global_temp like ' ~ sql_string(_cdc_run_listing_name())).rows | length > 0) }}
+{#- The names of the models with a file the listing holds and their file
+    log does not: a global temporary view over values, so that a model with
+    nothing new finds it out without a Spark job (reading the listing's
+    scratch file is one: 0.04-0.06 s a model). -#}
+{% macro _cdc_run_models_name() %}
+    {{ return('cdc_run_models_' ~ invocation_id | replace('-', '_')) }}
+{% endmacro %}
+
+{#- Whether the run's listing and its view of models with new files exist
+    (one statement): {'exists', 'models'} -#}
+{% macro _cdc_run_listing_state() %}
+    {%- set pattern = _cdc_run_listing_name() ~ '|' ~ _cdc_run_models_name() -%}
+    {%- set views = run_query('show views in global_temp like ' ~ sql_string(pattern)).columns[1].values()
+                    | map('lower') | list -%}
+    {{ return({'exists': _cdc_run_listing_name() | lower in views,
+               'models': _cdc_run_models_name() | lower in views}) }}
+{% endmacro %}
+
+{#- Whether this model has a file the run's listing holds and its log does
+    not (`listing`: _cdc_run_listing_state; without the view of models, as
+    when a run's hook predates it, the listing is read). -#}
+{% macro _cdc_run_listing_has_new(listing) %}
+    {%- if not listing['models'] -%}{{ return(true) }}{%- endif -%}
+    {{ return(run_query('select 1 from global_temp.' ~ _cdc_run_models_name() ~ ' where model_name = '
+                        ~ sql_string(model.name) ~ ' limit 1').rows | length > 0) }}
 {% endmacro %}
 
 {#- The files under the sources of (model, source node) pairs, one row per
@@ -195,16 +225,27 @@
         {%- endfor -%}
     {%- endfor -%}
     {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
-    {%- do _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
-                              'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs) ~ ') as listed',
-                              folder='cdc_run_files', shared=true) -%}
+    {%- set listing = _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
+                                         'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs) ~ ') as listed',
+                                         folder='cdc_run_files', shared=true) -%}
+    {%- set names = [] -%}
+    {%- for name in run_query('select distinct model_name from ' ~ listing ~ ' where not logged').columns[0].values() -%}
+        {%- do names.append('(' ~ sql_string(name) ~ ')') -%}
+    {%- endfor -%}
+    {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
+                     ~ ('select * from values ' ~ names | join(', ') ~ ' as models(model_name)' if names
+                        else 'select cast(null as string) as model_name where false')) -%}
 {% endmacro %}
 
 {#- on-run-end: the run's listing is no longer needed -#}
 {% macro cdc_drop_run_listing() %}
     {%- if execute and flags.WHICH in ('run', 'build') -%}
-        {%- if _cdc_run_listing_exists() -%}
+        {%- set listing = _cdc_run_listing_state() -%}
+        {%- if listing['exists'] -%}
             {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing(), folder='cdc_run_files') -%}
+        {%- endif -%}
+        {%- if listing['models'] -%}
+            {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_models_name()) -%}
         {%- endif -%}
     {%- endif -%}
     {{ return('') }}
