@@ -18,7 +18,8 @@
     (A CDC run adds `<name>__new_lines__<model>`, the lines of just the files
     new to that model: _cdc_new_files.) As a hook it then lists the files of
     every selected model that reads these tables, once for the run
-    (_cdc_list_run_files).
+    (_cdc_list_run_files), in one scan of all their folders where their
+    paths allow it (the table `cdc_run_landing`, _cdc_landing_scan).
     The tables are external (dropping them never touches the files). Each
     carries the MD5 of the DDL that made it (table property `lakehouse.ddl`):
     a table whose DDL is unchanged is only refreshed (its file listing read
@@ -49,7 +50,7 @@
     {%- do log('bronze: staged ' ~ staged | length ~ ' external source table(s)', info=true) -%}
     {%- if select is none -%}
         {#- the hook: the files of every selected CDC model, listed once (_cdc_new_files) -#}
-        {%- do _cdc_list_run_files(staged) -%}
+        {%- do _cdc_list_run_files(staged, stamps) -%}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}

@@ -605,6 +605,50 @@ def test_hostile_corpus(spark, project_copy, tmp_path):
     assert spark.sql(f"select count(*) from {items}.snapshots").collect()[0][0] == snapshots
 
 
+def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
+        spark, project_copy, tmp_path):
+    """The on-run-start listing reads every selected source's folder in one
+    scan (a table over a glob of their locations) when their paths are
+    plain, and each folder on its own when one is not (a space in the
+    landing root): either way every file reaches its own table and no
+    other, on the first run and the next."""
+    project = project_copy()
+    folder = project / "models" / "silver" / "hostile"
+    folder.mkdir()
+    (folder / "_hostile__sources.yml").write_text(SOURCES_YAML)
+    tables = ("items", "items_nh")
+    for table in tables:
+        (folder / f"slv_hostile__{table}.sql").write_text(MODEL_SQL % table)
+    select = " ".join(f"slv_hostile__{t}" for t in tables)
+    for root, one_scan in (("plain", True), ("with space", False)):
+        landing = tmp_path / root
+        schema = "t_scan_" + os.urandom(3).hex()
+        c = Corpus()
+        landed: dict[str, list[CorpusFile]] = {t: [] for t in tables}
+        # the same keys in both tables, with other values: a file read for
+        # the wrong table would show
+        batches = [{"items": [c.change("I", 1, name="a"), c.change("I", 2, name="a")],
+                    "items_nh": [c.change("I", 1, name="b"), c.change("I", 3, name="b")]},
+                   {"items": [c.change("U", 1, name="a2"), c.change("I", 4, name="a")]}]
+        for n, batch in enumerate(batches, start=1):
+            for table, rows in batch.items():
+                header = HEADER if table == "items" else None
+                f = CorpusFile(f"20250101-00000{n}000.csv", lines(header, rows), rows)
+                land(landing / "hostile" / table, [f])
+                landed[table].append(f)
+            run_dbt(["run", "--select", select], project_dir=project, schema=schema,
+                    vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+            for table in tables:
+                got = silver(spark, f"{schema}_silver.slv_hostile__{table}")
+                assert got == expected_state(landed[table]), (root, n, table, got)
+        # the one scan's table exists only where it was used
+        used = spark.sql(f"show tables in {schema}_bronze like 'cdc_run_landing'").count() == 1
+        assert used == one_scan, root
+    # where it was used, it placed every file under a source: no second listing
+    log = (project / "logs" / "dbt.log").read_text()
+    assert "found files under no source location" not in log
+
+
 def build(project: Path, tmp_path: Path, schema: str,
           select: str = "path:models/silver/hostile", expect_success: bool = True):
     """`dbt build` of the copied project on the files under tmp_path/landing."""
