@@ -276,14 +276,14 @@
 #}
 {% macro _cdc_landing_scan(nodes, stamps) %}
     {%- set locations = {} -%}
-    {%- set owners = {} -%}
+    {%- set seen = [] -%}
     {%- set plain = '^(/|[a-z][a-z0-9+.-]*://[A-Za-z0-9.:-]+/)([A-Za-z0-9._=-]+/)*[A-Za-z0-9._=-]+$' -%}
-    {%- for node in nodes if node.unique_id not in owners -%}
+    {%- for node in nodes if node.unique_id not in seen -%}
         {%- set location = bronze_external_config(node)['location'].rstrip('/') -%}
         {%- if not modules.re.match(plain, location) or modules.re.search('/[.][.]?(/|$)', location) -%}
             {{ return(none) }}
         {%- endif -%}
-        {%- do owners.update({node.unique_id: location}) -%}
+        {%- do seen.append(node.unique_id) -%}
         {%- do locations.setdefault(location, []).append(node) -%}
     {%- endfor -%}
     {%- set paths = locations.keys() | sort -%}
@@ -293,25 +293,17 @@
         {%- endfor -%}
     {%- endfor -%}
     {#- the common folder (scheme and authority included), then each location under it -#}
-    {%- set first = paths[0].split('/') -%}
-    {%- set common = {'n': first | length - 1} -%}
-    {%- for path in paths -%}
-        {%- set parts = path.split('/') -%}
-        {%- for i in range(common['n']) if i >= parts | length - 1 or parts[i] != first[i] -%}
-            {%- do common.update({'n': [common['n'], i] | min}) -%}
-        {%- endfor -%}
-    {%- endfor -%}
-    {%- set root = first[:common['n']] | join('/') -%}
+    {%- set root = _cdc_common_folder(paths) -%}
     {#- one file system: a URI's scheme and authority are common to all -#}
-    {%- for path in paths if '://' in path and common['n'] < 3 -%}{{ return(none) }}{%- endfor -%}
+    {%- for path in paths if '://' in path and root.split('/') | length < 3 -%}{{ return(none) }}{%- endfor -%}
     {%- set glob = paths[0] if paths | length == 1
                    else root ~ '/{' ~ paths | map('replace', root ~ '/', '', 1) | join(',') ~ '}' -%}
     {%- set table = nodes[0].schema ~ '.cdc_run_landing' -%}
     {%- do _bronze_external_table(table, none, 'binaryFile', {'path': glob, 'recursiveFileLookup': 'true'},
                                   stamps.get(nodes[0].schema)) -%}
     {%- set sources = [] -%}
-    {%- for path, owners in locations.items() -%}
-        {%- for node in owners -%}
+    {%- for path, held in locations.items() -%}
+        {%- for node in held -%}
             {%- do sources.append('(' ~ sql_string(node.unique_id) ~ ', '
                                   ~ sql_string(('file:' if path.startswith('/') else '') ~ path ~ '/') ~ ', '
                                   ~ sql_string(bronze_external_config(node)['file_pattern']) ~ ')') -%}
@@ -384,15 +376,7 @@
         {{ return(none) }}
     {%- endif -%}
     {#- the folder every new file is under, then each file relative to it -#}
-    {%- set parts = paths[0].split('/')[:-1] -%}
-    {%- set common = {'n': parts | length} -%}
-    {%- for path in paths -%}
-        {%- set other = path.split('/') -%}
-        {%- for i in range(common['n']) if i >= other | length - 1 or other[i] != parts[i] -%}
-            {%- if common.update({'n': [common['n'], i] | min}) -%}{%- endif -%}
-        {%- endfor -%}
-    {%- endfor -%}
-    {%- set folder = parts[:common['n']] | join('/') -%}
+    {%- set folder = _cdc_common_folder(paths) -%}
     {%- set names = [] -%}
     {%- for path in paths -%}
         {#- glob metacharacters in a name are taken literally -#}
@@ -404,6 +388,21 @@
     {%- endfor -%}
     {%- do _bronze_external_table(table, ['value'], 'text',
                                   {'path': folder ~ '/{' ~ names | join(',') ~ '}', 'lineSep': '\n'}) -%}
+{% endmacro %}
+
+{#- The deepest folder that holds every path of `paths` (file paths or
+    folders), without a trailing `/`: '' for the root of a local file
+    system; a URI's scheme and authority when that is all they share. -#}
+{% macro _cdc_common_folder(paths) %}
+    {%- set parts = paths[0].split('/')[:-1] -%}
+    {%- set common = {'n': parts | length} -%}
+    {%- for path in paths -%}
+        {%- set other = path.split('/') -%}
+        {%- for i in range(common['n']) if i >= other | length - 1 or other[i] != parts[i] -%}
+            {%- do common.update({'n': [common['n'], i] | min}) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(parts[:common['n']] | join('/')) }}
 {% endmacro %}
 
 {#
