@@ -217,7 +217,7 @@
     per source's scan made each read open them all; the listing is written
     by one task, not one per source (measured at 40 sources of 10 rows,
     2026-11-25: the listing 2.2 -> 1.7 s, a model's read of it 47 -> 23 ms). -#}
-{% macro _cdc_list_run_files(staged, stamps) %}
+{% macro _cdc_list_run_files(staged, stamps, deferred) %}
     {%- if flags.WHICH not in ('run', 'build') or selected_resources is not defined -%}{{ return(none) }}{%- endif -%}
     {%- set pairs = [] -%}
     {%- for unique_id in selected_resources if unique_id.startswith('model.') and unique_id in graph.nodes -%}
@@ -228,17 +228,24 @@
     {%- endfor -%}
     {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
     {%- set landing = _cdc_landing_scan(pairs | map(attribute=1) | list, stamps) -%}
+    {%- if not landing -%}
+        {#- one scan per source reads the sources' `__files` tables -#}
+        {%- do _bronze_refresh(deferred) -%}
+    {%- endif -%}
     {%- set found = _cdc_write_run_listing(pairs, landing) -%}
-    {%- if landing and none in found -%}
+    {%- if landing and none in found['models'] -%}
         {#- a file of the landing scan under no source's location: its path
             is not of the form _cdc_landing_scan expects. Listed again, one
             scan per source -#}
         {%- do log('cdc: the run listing found files under no source location in its one scan of '
                    ~ 'the sources\' folders (cdc_run_landing); listing each source on its own', info=true) -%}
+        {%- do _bronze_refresh(deferred) -%}
         {%- set found = _cdc_write_run_listing(pairs, none) -%}
+    {%- elif landing -%}
+        {%- do _bronze_refresh_changed(staged, deferred, found['files']) -%}
     {%- endif -%}
     {%- set names = [] -%}
-    {%- for name in found if name is not none -%}
+    {%- for name in found['models'] if name is not none -%}
         {%- do names.append('(' ~ sql_string(name) ~ ')') -%}
     {%- endfor -%}
     {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
@@ -247,14 +254,31 @@
 {% endmacro %}
 
 {#- The run's listing written (scratch files behind a global temporary
-    view), from `landing` (_cdc_landing_scan) or one scan per source (none);
-    returns the names of the models with a file their log does not hold
-    (none among them: a landed file no source claimed). -#}
+    view), from `landing` (_cdc_landing_scan) or one scan per source (none).
+    Returns {'models': the names of the models with a file their log does
+    not hold (none among them: a landed file no source claimed), 'files':
+    source unique_id -> a digest of its files' paths, times and sizes}. -#}
 {% macro _cdc_write_run_listing(pairs, landing) %}
     {%- set listing = _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
                                          'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs, landing=landing)
                                          ~ ') as listed', folder='cdc_run_files', shared=true) -%}
-    {{ return(run_query('select distinct model_name from ' ~ listing ~ ' where not logged').columns[0].values() | list) }}
+    {%- set query -%}
+        select model_name, source_id, bool_or(not logged) as has_new,
+            md5(array_join(sort_array(collect_set(concat_ws(' ', cast(unix_micros(file_modified_at) as string),
+                                                            cast(file_size as string), file_path))), '\n')) as files
+        from {{ listing }}
+        group by model_name, source_id
+    {%- endset -%}
+    {%- set found = {'models': [], 'files': {}} -%}
+    {%- for row in run_query(query) -%}
+        {%- if row['has_new'] and row['model_name'] not in found['models'] -%}
+            {%- do found['models'].append(row['model_name']) -%}
+        {%- endif -%}
+        {%- if row['source_id'] is not none -%}
+            {%- do found['files'].update({row['source_id']: row['files']}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(found) }}
 {% endmacro %}
 
 {#

@@ -611,7 +611,11 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
     scan (a table over a glob of their locations) when their paths are
     plain, and each folder on its own when one is not (a space in the
     landing root): either way every file reaches its own table and no
-    other, on the first run and the next."""
+    other, on the first run and the next ones. After a one-scan listing
+    the hook refreshes only the bronze tables of sources whose files
+    changed since it last refreshed them, yet a bronze view this Spark
+    session has read (and so cached the file listing of) shows a file
+    landed later."""
     project = project_copy()
     folder = project / "models" / "silver" / "hostile"
     folder.mkdir()
@@ -629,18 +633,35 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
         # the wrong table would show
         batches = [{"items": [c.change("I", 1, name="a"), c.change("I", 2, name="a")],
                     "items_nh": [c.change("I", 1, name="b"), c.change("I", 3, name="b")]},
-                   {"items": [c.change("U", 1, name="a2"), c.change("I", 4, name="a")]}]
+                   {"items": [c.change("U", 1, name="a2"), c.change("I", 4, name="a")]},
+                   {"items_nh": [c.change("U", 3, name="b3"), c.change("I", 5, name="b")]},
+                   {"items": [c.change("D", 2)]}]
+        log_file = project / "logs" / "dbt.log"
         for n, batch in enumerate(batches, start=1):
             for table, rows in batch.items():
                 header = HEADER if table == "items" else None
                 f = CorpusFile(f"20250101-00000{n}000.csv", lines(header, rows), rows)
                 land(landing / "hostile" / table, [f])
                 landed[table].append(f)
+            logged = log_file.stat().st_size if log_file.exists() else 0
             run_dbt(["run", "--select", select], project_dir=project, schema=schema,
                     vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+            with log_file.open("rb") as handle:
+                handle.seek(logged)
+                run_log = handle.read().decode()
             for table in tables:
                 got = silver(spark, f"{schema}_silver.slv_hostile__{table}")
                 assert got == expected_state(landed[table]), (root, n, table, got)
+                # the bronze view, read in this session (its listing cached
+                # from here on), holds the rows of every file landed so far
+                rows = {r[0].rsplit("/", 1)[-1]: r[1] for r in spark.sql(
+                    f"select _cdc_file, count(*) from {schema}_bronze.{table} group by 1").collect()}
+                assert rows == {f.name: len(f.rows) for f in landed[table]}, (root, n, table, rows)
+                refreshed = f"refresh table {schema}_bronze.{table}__lines" in run_log
+                # one scan per source refreshes every source first; after the
+                # one scan, a source is refreshed when its files changed
+                # since the hook last refreshed it (run 1: never)
+                assert refreshed == (table in batch or not one_scan), (root, n, table)
         # the one scan's table exists only where it was used
         used = spark.sql(f"show tables in {schema}_bronze like 'cdc_run_landing'").count() == 1
         assert used == one_scan, root
