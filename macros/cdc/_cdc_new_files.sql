@@ -26,7 +26,7 @@
     {%- if flags.WHICH not in ('run', 'build') -%}{{ return(none) }}{%- endif -%}
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
-    {%- set listing = _cdc_run_listing_state() -%}
+    {%- set listing = _cdc_run_listing_state(model.name) -%}
     {%- if listing['exists'] -%}
         {#- nothing unlogged for this model in the run's listing: nothing to
             read (a query that starts no Spark job) -#}
@@ -101,30 +101,37 @@
 {% endmacro %}
 
 {#- The names of the models with a file the listing holds and their file
-    log does not: a global temporary view over values, so that a model with
-    nothing new finds it out without a Spark job (reading the listing's
-    scratch file is one: 0.04-0.06 s a model). -#}
+    log does not: a global temporary view over values; and for each of
+    them an empty global temporary view named after the model
+    (_cdc_run_new_name), so that a model finds out whether it has anything
+    new in the one statement that looks for the listing, without a Spark
+    job (reading the listing's scratch file is one: 0.04-0.06 s a model;
+    querying the names, 0.015 s). -#}
 {% macro _cdc_run_models_name() %}
     {{ return('cdc_run_models_' ~ invocation_id | replace('-', '_')) }}
 {% endmacro %}
 
-{#- Whether the run's listing and its view of models with new files exist
-    (one statement): {'exists', 'models'} -#}
-{% macro _cdc_run_listing_state() %}
-    {%- set pattern = _cdc_run_listing_name() ~ '|' ~ _cdc_run_models_name() -%}
-    {%- set views = run_query('show views in global_temp like ' ~ sql_string(pattern)).columns[1].values()
+{% macro _cdc_run_new_name(model_name) %}
+    {{ return('cdc_run_new_' ~ invocation_id | replace('-', '_') ~ '_' ~ local_md5(model_name)[:16]) }}
+{% endmacro %}
+
+{#- Whether the run's listing, its view of models with new files and the
+    view marking `model_name` as one of them exist (one statement):
+    {'exists', 'models', 'new'} -#}
+{% macro _cdc_run_listing_state(model_name=none) %}
+    {%- set names = [_cdc_run_listing_name(), _cdc_run_models_name()]
+                    + ([_cdc_run_new_name(model_name)] if model_name else []) -%}
+    {%- set views = run_query('show views in global_temp like ' ~ sql_string(names | join('|'))).columns[1].values()
                     | map('lower') | list -%}
-    {{ return({'exists': _cdc_run_listing_name() | lower in views,
-               'models': _cdc_run_models_name() | lower in views}) }}
+    {{ return({'exists': names[0] | lower in views, 'models': names[1] | lower in views,
+               'new': model_name is not none and names[-1] | lower in views}) }}
 {% endmacro %}
 
 {#- Whether this model has a file the run's listing holds and its log does
     not (`listing`: _cdc_run_listing_state; without the view of models, as
     when a run's hook predates it, the listing is read). -#}
 {% macro _cdc_run_listing_has_new(listing) %}
-    {%- if not listing['models'] -%}{{ return(true) }}{%- endif -%}
-    {{ return(run_query('select 1 from global_temp.' ~ _cdc_run_models_name() ~ ' where model_name = '
-                        ~ sql_string(model.name) ~ ' limit 1').rows | length > 0) }}
+    {{ return(listing['new'] or not listing['models']) }}
 {% endmacro %}
 
 {#- The files under the sources of (model, source node) pairs, one row per
@@ -246,6 +253,8 @@
     {%- endif -%}
     {%- set names = [] -%}
     {%- for name in found['models'] if name is not none -%}
+        {%- do run_query('create or replace global temporary view ' ~ _cdc_run_new_name(name)
+                         ~ ' as select 1 as new_files') -%}
         {%- do names.append('(' ~ sql_string(name) ~ ')') -%}
     {%- endfor -%}
     {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
@@ -364,6 +373,9 @@
             {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing(), folder='cdc_run_files') -%}
         {%- endif -%}
         {%- if listing['models'] -%}
+            {%- for row in run_query('select model_name from global_temp.' ~ _cdc_run_models_name()) -%}
+                {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_new_name(row[0])) -%}
+            {%- endfor -%}
             {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_models_name()) -%}
         {%- endif -%}
     {%- endif -%}
