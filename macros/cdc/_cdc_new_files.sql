@@ -12,8 +12,8 @@
     its start, in one Spark job (_cdc_list_run_files, called by the
     on-run-start hook after staging): a model then only reads its rows of
     it (a small scan of scratch files), and a model with nothing new not
-    even that: the hook names the models with new files in a view over
-    values (_cdc_run_listing_has_new). A model run without that listing
+    even that: the hook marks the models with new files with views named
+    after them (_cdc_run_listing_has_new). A model run without that listing
     (hooks skipped) lists its source itself.
 
     Returns {'paths': the data files' paths, for bronze_select();
@@ -29,7 +29,7 @@
     {%- set listing = _cdc_run_listing_state(model.name) -%}
     {%- if listing['exists'] -%}
         {#- nothing unlogged for this model in the run's listing: nothing to
-            read (a query that starts no Spark job) -#}
+            read (told by the statement above; no Spark job) -#}
         {%- if incremental and not _cdc_run_listing_has_new(listing) -%}
             {{ return({'paths': [], 'nothing_new': true}) }}
         {%- endif -%}
