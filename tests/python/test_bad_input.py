@@ -654,8 +654,9 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
                 assert got == expected_state(landed[table]), (root, n, table, got)
                 # the bronze view, read in this session (its listing cached
                 # from here on), holds the rows of every file landed so far
+                view = f"{schema}_bronze.{table}"
                 rows = {r[0].rsplit("/", 1)[-1]: r[1] for r in spark.sql(
-                    f"select _cdc_file, count(*) from {schema}_bronze.{table} group by 1").collect()}
+                    f"select _cdc_file, count(*) from {view} group by 1").collect()}
                 assert rows == {f.name: len(f.rows) for f in landed[table]}, (root, n, table, rows)
                 refreshed = f"refresh table {schema}_bronze.{table}__lines" in run_log
                 # one scan per source refreshes every source first; after the
