@@ -112,7 +112,11 @@
 {% endmacro %}
 
 {% macro _cdc_run_new_name(model_name) %}
-    {{ return('cdc_run_new_' ~ invocation_id | replace('-', '_') ~ '_' ~ local_md5(model_name)[:16]) }}
+    {{ return(_cdc_run_new_prefix() ~ local_md5(model_name)[:16]) }}
+{% endmacro %}
+
+{% macro _cdc_run_new_prefix() %}
+    {{ return('cdc_run_new_' ~ invocation_id | replace('-', '_') ~ '_') }}
 {% endmacro %}
 
 {#- Whether the run's listing, its view of models with new files and the
@@ -266,15 +270,17 @@
     view), from `landing` (_cdc_landing_scan) or one scan per source (none).
     Returns {'models': the names of the models with a file their log does
     not hold (none among them: a landed file no source claimed), 'files':
-    source unique_id -> a digest of its files' paths, times and sizes}. -#}
+    source unique_id -> a digest of its files' paths, times and sizes: their
+    number and the XOR of their hashes, which grows with no file's count and
+    needs no sort}. -#}
 {% macro _cdc_write_run_listing(pairs, landing) %}
     {%- set listing = _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
                                          'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs, landing=landing)
                                          ~ ') as listed', folder='cdc_run_files', shared=true) -%}
     {%- set query -%}
         select model_name, source_id, bool_or(not logged) as has_new,
-            md5(array_join(sort_array(collect_set(concat_ws(' ', cast(unix_micros(file_modified_at) as string),
-                                                            cast(file_size as string), file_path))), '\n')) as files
+            concat_ws(':', cast(count(*) as string),
+                      cast(bit_xor(xxhash64(file_path, unix_micros(file_modified_at), file_size)) as string)) as files
         from {{ listing }}
         group by model_name, source_id
     {%- endset -%}
@@ -373,11 +379,14 @@
             {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing(), folder='cdc_run_files') -%}
         {%- endif -%}
         {%- if listing['models'] -%}
-            {%- for row in run_query('select model_name from global_temp.' ~ _cdc_run_models_name()) -%}
-                {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_new_name(row[0])) -%}
-            {%- endfor -%}
             {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_models_name()) -%}
         {%- endif -%}
+        {#- the markers of models with new files, found by name: a hook that
+            failed before the view of names leaves none behind either -#}
+        {%- set markers = run_query("show views in global_temp like '" ~ _cdc_run_new_prefix() ~ "*'") -%}
+        {%- for name in markers.columns[1].values() -%}
+            {%- do run_query('drop view if exists global_temp.' ~ name) -%}
+        {%- endfor -%}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}
