@@ -576,8 +576,11 @@
                 written twice, in one case or two, is malformed -#}
             filter(array_distinct(transform(field_names, k -> lower(k))),
                    n -> size(filter(field_names, k -> lower(k) = n)) > 1) as twice,
+            {#- each number as written (_bronze_json_number_text), written once
+                here for every field, declared or not -#}
             case when size(array_distinct(transform(field_names, k -> lower(k)))) = size(field_names)
-                then transform_keys(raw_fields, (k, v) -> lower(k)) end as fields,
+                then transform_values(transform_keys(raw_fields, (k, v) -> lower(k)),
+                                      (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }}) end as fields,
             count(*) over (partition by file) as file_rows
         from parsed
         where text not in ('', 'null')
@@ -593,8 +596,7 @@
         file_modified_at as _cdc_file_modified_at,
         line_no as _cdc_row,
         {%- for column in columns %}
-        {{ _bronze_value_text(cfg, column, _bronze_json_number_text('text', "fields[" ~ sql_string(column.name | lower) ~ "]",
-                                                                    sql_string(column.name))) }} as `{{ column.name }}`,
+        {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name | lower) ~ "]") }} as `{{ column.name }}`,
         {%- endfor %}
         case
             when cast(decode(cast(text as binary), 'UTF-8') as binary) <> cast(text as binary)
@@ -605,9 +607,8 @@
         end as _cdc_malformed,
         line as _cdc_raw_line,
         {#- the `__` fields are metadata Debezium's SMT adds (add.fields), not columns -#}
-        transform_values(map_filter(fields, (k, v) -> not startswith(k, '__') and not array_contains(
-            array({{ _bronze_sql_list(known) }}), k)), (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }})
-            as _cdc_extra,
+        map_filter(fields, (k, v) -> not startswith(k, '__') and not array_contains(
+            array({{ _bronze_sql_list(known) }}), k)) as _cdc_extra,
         file_rows as _cdc_file_rows,
         case
             when file_name not rlike '\\.gz$' and file_bytes in (file_size + 1, file_size - 2)
@@ -633,7 +634,8 @@
     such a value the number is taken from the line itself, as the producer
     wrote it, when it is the same double (so the same field). A number in
     exponent form is taken so only when the double changed its value (1e2
-    stays 100.0: silver's checks reject an exponent in a decimal column). -#}
+    stays 100.0: silver's checks reject an exponent in a decimal column),
+    whatever its size (1.23456789012345678E25 and E-25 are taken). -#}
 {% macro _bronze_json_number_text(line, value, name) -%}
     {#- name: the field's name, a SQL expression -#}
     case when {{ value }} rlike '^-?[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$' and {{ value }} rlike '[.eE]' then
@@ -641,9 +643,24 @@
             regexp_extract_all({{ line }}, concat('(?i)"\\Q', {{ name }},
                                                   '\\E"\\s*:\\s*(-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\s*[,}]'), 1),
             n -> cast(n as double) = cast({{ value }} as double)
-                and (n not rlike '[eE]' or not try_cast(n as decimal(38, 18)) <=> try_cast({{ value }} as decimal(38, 18)))),
+                and (n not rlike '[eE]' or {{ _bronze_numbers_differ('n', value) }})),
             1), {{ value }})
         else {{ value }} end
+{%- endmacro %}
+
+{#- Whether two JSON numbers (`a`, `b`: SQL text matching
+    -?digits[.digits][e[+-]digits]) differ in value, exactly at any size
+    (a decimal type would overflow or round). Each is compared as its sign,
+    its significant digits and the power of ten of the point before them:
+    12.5, 1.25e1 and 125E-1 are all '125e2'; 0.0 and 0e9 are '0'. -#}
+{% macro _bronze_numbers_differ(a, b) -%}
+    size(array_distinct(transform(array({{ a }}, {{ b }}), num ->
+        transform(array(concat(regexp_extract(num, '^-?([0-9]+)', 1), regexp_extract(num, '[.]([0-9]+)', 1))),
+                  digits -> case when trim(both '0' from digits) = '' then '0' else concat(
+                      if(num like '-%', '-', ''), trim(both '0' from digits), 'e',
+                      length(regexp_extract(num, '^-?([0-9]+)', 1)) - length(regexp_extract(digits, '^0*', 0))
+                          + if(num rlike '[eE]', try_cast(regexp_extract(num, '[eE]([+-]?[0-9]+)$', 1) as bigint), 0))
+                  end)[0]))) > 1
 {%- endmacro %}
 
 {#- A column's value as text in the DMS form. Debezium writes timestamps as

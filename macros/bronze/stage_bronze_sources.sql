@@ -130,12 +130,31 @@
     {%- set query = bronze_select(node) -%}
     {%- set stamp = local_md5(query) -%}
     {%- if stamps.get(base.split('.')[-1] | lower) != stamp -%}
+        {%- do _bronze_check_view_length(node, query) -%}
         {#- drop + create rather than `create or replace`: the latter's existence
             check through the Iceberg session catalog once raced into
             "AlreadyExistsException" on a fresh metastore -#}
         {%- do run_query('drop view if exists ' ~ base) -%}
         {%- do run_query('create view ' ~ base ~ " tblproperties ('lakehouse.ddl' = '" ~ stamp ~ "') as "
                          ~ query) -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- The embedded catalog (Hive metastore on Derby) stores a view's SQL in at
+    most 32,700 characters and fails with a truncation error beyond: say
+    which source and what to change instead. About 80 CSV or 340 Debezium
+    columns of 15-character names fit (measured 2026-11-26). -#}
+{% macro _bronze_check_view_length(node, query) %}
+    {%- if query | length <= 32700 -%}{{ return(none) }}{%- endif -%}
+    {#- the metastore's JDBC driver classes are shared with Spark (the
+        connection URL itself reads back redacted) -#}
+    {%- set shared = run_query('set spark.sql.hive.metastore.sharedPrefixes').rows -%}
+    {%- if shared | length > 0 and 'org.apache.derby' in shared[0][1] -%}
+        {%- do exceptions.raise_compiler_error("bronze " ~ node.source_name ~ "." ~ node.name ~ ": its view's SQL is "
+            ~ query | length ~ " characters for its " ~ bronze_file_columns(node) | length ~ " columns, more than "
+            ~ "the 32,700 characters the embedded catalog (Hive metastore on Derby) keeps for a view. Its view was "
+            ~ "not made. Declare fewer columns (or shorter names) in its YAML, or run the project on the "
+            ~ "PostgreSQL catalog (`lakehouse cluster up`, target `cluster`).") -%}
     {%- endif -%}
 {% endmacro %}
 

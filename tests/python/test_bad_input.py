@@ -1312,7 +1312,9 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
     decimal (12345678.12, which a double prints as 1.234567812E7), a declared
     string and an undeclared column (0.123456789012345678, more digits than
     a double holds); in exponent form, as written when a double would change
-    it, else as the double prints it (1e2 into a decimal is 100.0)."""
+    it, else as the double prints it (1e2 into a decimal is 100.0), at any
+    size: 1.23456789012345678E25 and -1.23456789012345678E-25 as written,
+    1E25 as the double prints it."""
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
@@ -1325,7 +1327,9 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
 
     written = [event(1, 1000, price="12345678.12"), event(2, 1001, name="0.123456789012345678"),
                event(3, 1002, ratio="0.123456789012345678"), event(4, 1003, price="1.10"),
-               event(5, 1004, name="1.23456789012345678E5", price="1e2")]
+               event(5, 1004, name="1.23456789012345678E5", price="1e2"),
+               event(6, 1005, name="1.23456789012345678E25", ratio="-1.23456789012345678E-25"),
+               event(7, 1006, name="1E25")]
     assert "12345678.12," in written[0] and '"ratio": 0.123456789012345678' in written[2]
     (folder / "20250101-000001000.json").write_text("\n".join(written) + "\n")
     schema = "t_dbz_digits_" + os.urandom(3).hex()
@@ -1337,8 +1341,68 @@ def test_debezium_json_numbers_keep_their_digits(spark, project_copy, tmp_path):
                       (2, "0.123456789012345678", Decimal("1.50"), None),
                       (3, "n", Decimal("1.50"), "0.123456789012345678"),
                       (4, "n", Decimal("1.10"), None),
-                      (5, "1.23456789012345678E5", Decimal("100.00"), None)], stored
+                      (5, "1.23456789012345678E5", Decimal("100.00"), None),
+                      (6, "1.23456789012345678E25", Decimal("1.50"), "-1.23456789012345678E-25"),
+                      (7, "1.0E25", Decimal("1.50"), None)], stored
     assert spark.sql(f"select * from {schema}_silver.cdc_quarantine").count() == 0
+
+
+def _wide_sources(folder: Path, width: int, tables: dict[str, str]) -> list[str]:
+    """Sources `tables` (name -> format) of `width` columns (item_id, then
+    decimal measurements) and a silver model each; the measurements' names."""
+    names = [f"measurement_{i:03d}" for i in range(1, width)]
+    columns = "\n".join(f"          - {{name: {n}, data_type: 'decimal(12,2)'}}"
+                        for n in ["item_id", *names])
+    declared = "".join(f"""
+      - name: {table}
+        meta: {{external: {{location: hostile/{table}, format: {kind}, header: true}}}}
+        columns:
+{columns}""" for table, kind in tables.items())
+    (folder / f"_{'_'.join(tables)}__sources.yml").write_text(f"""
+version: 2
+sources:
+  - name: hostile
+    schema: "{{{{ target.schema }}}}_bronze"
+    tables:{declared}
+""")
+    for table in tables:
+        (folder / f"slv_hostile__{table}.sql").write_text(MODEL_SQL % table)
+    return names
+
+
+def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
+    """The embedded catalog (Hive metastore on Derby) stores a bronze view's
+    SQL in at most 32,700 characters. A Debezium source of 150 columns
+    stages, and its bronze view gives every value as written (the view took
+    about 117,000 characters before 2026-11-26, when each column carried the
+    number check). A source too wide for that limit (CSV, 300 columns) fails
+    its build with the source named and what to change, not with Derby's
+    truncation error."""
+    project = project_copy()
+    folder = project / "models" / "silver" / "hostile"
+    folder.mkdir()
+    names = _wide_sources(folder, 150, {"wide_dbz": "debezium"})
+    # the truth: key k, column i holds k * 1000 + i, with two decimals
+    rows = {k: [f"{k * 1000 + i}.{k:02d}" for i in range(1, len(names) + 1)] for k in (1, 2)}
+    landing = tmp_path / "landing" / "hostile" / "wide_dbz"
+    landing.mkdir(parents=True)
+    (landing / "20250101-000001000.json").write_text("".join(
+        json.dumps({"item_id": k, **{n: float(v) for n, v in zip(names, values, strict=True)},
+                    "__op": "c", "__source_ts_ms": 1735689600000, "__lsn": 1000 + k,
+                    "__deleted": "false"}) + "\n" for k, values in rows.items()))
+    schema = "t_wide_" + os.urandom(3).hex()
+    run_dbt(["run-operation", "stage_bronze_sources", "--args", "{select: [wide_dbz]}"],
+            project_dir=project, schema=schema, vars={"landing_root": str(tmp_path / "landing")},
+            target_path=tmp_path / "target")
+
+    staged = {int(r.item_id): [r[n] for n in names] for r in spark.sql(
+        f"select * from {schema}_bronze.wide_dbz").collect()}
+    assert staged == rows, {k: v[:3] for k, v in staged.items()}
+
+    _wide_sources(folder, 300, {"wider_csv": "csv"})
+    build_fails(project, tmp_path, schema, "slv_hostile__wider_csv",
+                ("bronze hostile.wider_csv: its view's SQL is", "for its 300 columns",
+                 "the 32,700 characters", "Its view was not made. Declare fewer columns"))
 
 
 def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_copy, tmp_path):
