@@ -577,10 +577,13 @@
             filter(array_distinct(transform(field_names, k -> lower(k))),
                    n -> size(filter(field_names, k -> lower(k) = n)) > 1) as twice,
             {#- each number as written (_bronze_json_number_text), written once
-                here for every field, declared or not -#}
+                here for every field, declared or not; found in the line by its
+                name as written, before names are lower-cased (a regular
+                expression ignores case for ASCII letters only) -#}
             case when size(array_distinct(transform(field_names, k -> lower(k)))) = size(field_names)
-                then transform_values(transform_keys(raw_fields, (k, v) -> lower(k)),
-                                      (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }}) end as fields,
+                then transform_keys(transform_values(raw_fields,
+                                                     (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }}),
+                                    (k, v) -> lower(k)) end as fields,
             count(*) over (partition by file) as file_rows
         from parsed
         where text not in ('', 'null')
