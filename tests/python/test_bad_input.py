@@ -1375,29 +1375,57 @@ def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
     SQL in at most 32,700 characters. A Debezium source of 150 columns
     stages, and its bronze view gives every value as written (the view took
     about 117,000 characters before 2026-11-26, when each column carried the
-    number check). A source too wide for that limit (CSV, 300 columns) fails
-    its build with the source named and what to change, not with Derby's
-    truncation error."""
+    number check). A 40-column source's silver model builds and applies an
+    insert, an update and a delete with every value kept (before
+    2026-11-27, Spark's constraint propagation, now off in the profile, ran
+    a 16-column source's batch out of its 4 GB heap). A source too wide
+    for the view limit (CSV, 300 columns) fails its build with the source
+    named and what to change, not with Derby's truncation error."""
     project = project_copy()
     folder = project / "models" / "silver" / "hostile"
     folder.mkdir()
     names = _wide_sources(folder, 150, {"wide_dbz": "debezium"})
+    narrow = _wide_sources(folder, 40, {"wide_40": "debezium"})
+
+    def change(op: str, key: int, values: list[str], lsn: int) -> str:
+        measured = {n: float(v) for n, v in zip(names[:len(values)], values, strict=True)}
+        return json.dumps({"item_id": key, **measured, "__op": op, "__lsn": lsn,
+                           "__source_ts_ms": 1735689600000 + lsn,
+                           "__deleted": str(op == "d").lower()}) + "\n"
+
+    def land(table: str, file: str, lines: str) -> None:
+        (tmp_path / "landing" / "hostile" / table).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "landing" / "hostile" / table / file).write_text(lines)
+
     # the truth: key k, column i holds k * 1000 + i, with two decimals
     rows = {k: [f"{k * 1000 + i}.{k:02d}" for i in range(1, len(names) + 1)] for k in (1, 2)}
-    landing = tmp_path / "landing" / "hostile" / "wide_dbz"
-    landing.mkdir(parents=True)
-    (landing / "20250101-000001000.json").write_text("".join(
-        json.dumps({"item_id": k, **{n: float(v) for n, v in zip(names, values, strict=True)},
-                    "__op": "c", "__source_ts_ms": 1735689600000, "__lsn": 1000 + k,
-                    "__deleted": "false"}) + "\n" for k, values in rows.items()))
+    land("wide_dbz", "20250101-000001000.json",
+         "".join(change("c", k, v, 1000 + k) for k, v in rows.items()))
     schema = "t_wide_" + os.urandom(3).hex()
     run_dbt(["run-operation", "stage_bronze_sources", "--args", "{select: [wide_dbz]}"],
             project_dir=project, schema=schema, vars={"landing_root": str(tmp_path / "landing")},
             target_path=tmp_path / "target")
-
     staged = {int(r.item_id): [r[n] for n in names] for r in spark.sql(
         f"select * from {schema}_bronze.wide_dbz").collect()}
     assert staged == rows, {k: v[:3] for k, v in staged.items()}
+
+    # the 40-column source: its columns are the first 39 of the wide one's
+    land("wide_40", "20250101-000001000.json", "".join(
+        change("c", k, v[:len(narrow)], 1000 + k) for k, v in rows.items()))
+    build(project, tmp_path, schema, select="slv_hostile__wide_40")
+
+    def silver() -> dict[int, list[str]]:
+        return {int(r.item_id): [str(r[n]) for n in narrow] for r in spark.table(
+            f"{schema}_silver.slv_hostile__wide_40").collect()}
+
+    first = {k: v[:len(narrow)] for k, v in rows.items()}
+    assert silver() == first, {k: v[:3] for k, v in silver().items()}
+    # an incremental run: key 1 updated (to key 3's values), key 2 deleted
+    updated = [f"{3000 + i}.03" for i in range(1, len(narrow) + 1)]
+    land("wide_40", "20250101-000002000.json",
+         change("u", 1, updated, 2001) + change("d", 2, first[2], 2002))
+    build(project, tmp_path, schema, select="slv_hostile__wide_40")
+    assert silver() == {1: updated}, {k: v[:3] for k, v in silver().items()}
 
     _wide_sources(folder, 300, {"wider_csv": "csv"})
     build_fails(project, tmp_path, schema, "slv_hostile__wider_csv",
