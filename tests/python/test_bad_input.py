@@ -1375,12 +1375,13 @@ def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
     SQL in at most 32,700 characters. A Debezium source of 150 columns
     stages, and its bronze view gives every value as written (the view took
     about 117,000 characters before 2026-11-26, when each column carried the
-    number check). A 40-column source's silver model builds and applies an
-    insert, an update and a delete with every value kept (before
+    number check). A 40-column source's silver model builds, then merges an
+    insert, an update and a delete, with every value kept (before
     2026-11-27, Spark's constraint propagation, now off in the profile, ran
-    a 16-column source's batch out of its 4 GB heap). A source too wide
-    for the view limit (CSV, 300 columns) fails its build with the source
-    named and what to change, not with Derby's truncation error."""
+    the batch of a source of 16 decimal columns out of its 4 GB heap). A
+    source too wide for the view limit (CSV, 300 columns) fails its build
+    with the source named and what to change, not with Derby's truncation
+    error."""
     project = project_copy()
     folder = project / "models" / "silver" / "hostile"
     folder.mkdir()
@@ -1415,17 +1416,21 @@ def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
     build(project, tmp_path, schema, select="slv_hostile__wide_40")
 
     def silver() -> dict[int, list[str]]:
-        return {int(r.item_id): [str(r[n]) for n in narrow] for r in spark.table(
-            f"{schema}_silver.slv_hostile__wide_40").collect()}
+        stored = spark.table(f"{schema}_silver.slv_hostile__wide_40").collect()
+        by_key = {int(r.item_id): [str(r[n]) for n in narrow] for r in stored}
+        assert len(by_key) == len(stored), "a key stored twice"
+        return by_key
 
     first = {k: v[:len(narrow)] for k, v in rows.items()}
     assert silver() == first, {k: v[:3] for k, v in silver().items()}
-    # an incremental run: key 1 updated (to key 3's values), key 2 deleted
+    # an incremental run (a MERGE): key 1 updated (to key 3's values), key 2
+    # deleted, key 4 inserted
     updated = [f"{3000 + i}.03" for i in range(1, len(narrow) + 1)]
-    land("wide_40", "20250101-000002000.json",
-         change("u", 1, updated, 2001) + change("d", 2, first[2], 2002))
+    inserted = [f"{4000 + i}.04" for i in range(1, len(narrow) + 1)]
+    land("wide_40", "20250101-000002000.json", change("u", 1, updated, 2001)
+         + change("d", 2, first[2], 2002) + change("c", 4, inserted, 2003))
     build(project, tmp_path, schema, select="slv_hostile__wide_40")
-    assert silver() == {1: updated}, {k: v[:3] for k, v in silver().items()}
+    assert silver() == {1: updated, 4: inserted}, {k: v[:3] for k, v in silver().items()}
 
     _wide_sources(folder, 300, {"wider_csv": "csv"})
     build_fails(project, tmp_path, schema, "slv_hostile__wider_csv",
