@@ -4,6 +4,8 @@ tables with the simulator's ground truth (never with pipeline output)."""
 from __future__ import annotations
 
 import datetime as dt
+import random
+import socket
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -17,6 +19,23 @@ SILVER = {name: f"slv_retail__{name}" for name in TABLES}
 #: the current-state silver models only (their change-log twins read the same
 #: files through the same macros and are built by the whole-project tests)
 STATE_MODELS = " ".join(SILVER.values())
+
+
+def free_port() -> int:
+    """A loopback port that is free now and lies below the kernel's ephemeral
+    range: a port the kernel hands out on request (what ``bind(0)`` returns)
+    may be handed again to any other process, such as a Spark JVM of the
+    background work, between the check and the server's own bind."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(200):
+        port = random.randrange(20000, low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port found in 20000-{low - 1}")
 
 
 def _strip(value: str | None) -> str | None:

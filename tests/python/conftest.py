@@ -362,14 +362,6 @@ def warehouse_run(spark, simulated, tmp_path_factory):
     return scenario, captures
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def running_cluster(work: BackgroundWork) -> Iterator[dict[str, str]]:
     """`lakehouse cluster up` for a cluster test's background work, on free
@@ -379,6 +371,7 @@ def running_cluster(work: BackgroundWork) -> Iterator[dict[str, str]]:
     import sys
     import tempfile
 
+    from cdc_helpers import free_port
     from lakehouse_cdc.cluster import PORTS
 
     # PostgreSQL runs as user postgres: its folder's parents must be traversable
@@ -388,7 +381,11 @@ def running_cluster(work: BackgroundWork) -> Iterator[dict[str, str]]:
            "DBT_TARGET": "cluster", "LAKEHOUSE_WORKER_CORES": "1",
            "LAKEHOUSE_WORKER_MEMORY": "2g", "LAKEHOUSE_SHUFFLE_PARTITIONS": "2"}
     env.setdefault("DBT_PROFILES_DIR", str(PROJECT_ROOT / "profiles"))
-    env.update({var: str(_free_port()) for var, _ in PORTS.values()})
+    ports: set[int] = set()
+    while len(ports) < len(PORTS):
+        ports.add(free_port())
+    names = [var for var, _ in PORTS.values()]
+    env.update({var: str(port) for var, port in zip(names, ports, strict=True)})
     command = [sys.executable, "-m", "lakehouse_cdc.cli", "cluster"]
     captured = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     try:

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cdc_helpers import free_port
 from lakehouse_cdc import PROJECT_ROOT
 from lakehouse_cdc.dbt_runner import run_dbt
 
@@ -49,18 +49,18 @@ PAGES = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class PortTaken(AssertionError):
+    """The server could not bind its port: another process took it first."""
 
 
 def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"dbt docs serve exited with {proc.returncode}:\n"
-                                 f"{proc.stdout.read() if proc.stdout else ''}")
+            output = proc.stdout.read() if proc.stdout else ""
+            if "Address already in use" in output:
+                raise PortTaken(output)
+            raise AssertionError(f"dbt docs serve exited with {proc.returncode}:\n{output}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
@@ -70,6 +70,36 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
     raise AssertionError(f"dbt docs serve did not answer on {url} within {timeout}s")
 
 
+def _serve(target: Path, schema: str) -> tuple[subprocess.Popen, str]:
+    """`dbt docs serve` on a free loopback port; a new port if another process
+    binds the chosen one first (the background work starts servers too)."""
+    dbt = shutil.which("dbt", path=str(Path(sys.executable).parent)) or "dbt"
+    env = {**os.environ, "LAKEHOUSE_SCHEMA": schema, "DO_NOT_TRACK": "1",
+           "DBT_LOG_PATH": str(target.parent / "logs")}
+    attempts = 3
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        proc = subprocess.Popen(
+            [dbt, "docs", "serve", "--port", str(port), "--host", "127.0.0.1", "--no-browser",
+             "--project-dir", str(PROJECT_ROOT), "--target-path", str(target),
+             "--profiles-dir", os.environ.get("DBT_PROFILES_DIR",
+                                              str(PROJECT_ROOT / "profiles"))],
+            cwd=target.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_http(f"{url}/index.html", proc)
+            return proc, url
+        except PortTaken:
+            if attempt == attempts:
+                raise
+        except BaseException:
+            proc.terminate()
+            proc.wait(timeout=30)
+            raise
+    raise AssertionError("not reached: the last attempt returns or raises")
+
+
 @pytest.fixture(scope="module")
 def docs_site(warehouse_run, tmp_path_factory):
     """Generate the docs for the built warehouse and serve them with dbt."""
@@ -77,18 +107,8 @@ def docs_site(warehouse_run, tmp_path_factory):
     target = tmp_path_factory.mktemp("docs") / "target"
     run_dbt(["docs", "generate"], schema=scenario.schema,
             vars={"landing_root": str(scenario.landing), **scenario.vars}, target_path=target)
-    port = _free_port()
-    dbt = shutil.which("dbt", path=str(Path(sys.executable).parent)) or "dbt"
-    env = {**os.environ, "LAKEHOUSE_SCHEMA": scenario.schema, "DO_NOT_TRACK": "1",
-           "DBT_LOG_PATH": str(target.parent / "logs")}
-    proc = subprocess.Popen(
-        [dbt, "docs", "serve", "--port", str(port), "--host", "127.0.0.1", "--no-browser",
-         "--project-dir", str(PROJECT_ROOT), "--target-path", str(target),
-         "--profiles-dir", os.environ.get("DBT_PROFILES_DIR", str(PROJECT_ROOT / "profiles"))],
-        cwd=target.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = _serve(target, scenario.schema)
     try:
-        _wait_http(f"{url}/index.html", proc)
         yield url, target, scenario.schema
     finally:
         proc.terminate()
