@@ -19,6 +19,10 @@ SILVER = {name: f"slv_retail__{name}" for name in TABLES}
 #: the current-state silver models only (their change-log twins read the same
 #: files through the same macros and are built by the whole-project tests)
 STATE_MODELS = " ".join(SILVER.values())
+#: for the dbt invocations a test repeats (a build per batch) and whose
+#: artifacts no test reads: dbt then skips writing manifest.json (1.3 MB,
+#: twice per invocation) and run_results.json
+NO_ARTIFACTS = ("--no-write-json",)
 
 
 def free_port() -> int:
@@ -150,6 +154,9 @@ class Scenario:
     target_path: Path | None = None
     #: what build() builds unless told otherwise
     select: str = "tag:silver"
+    #: whether builds write manifest.json and run_results.json (a state
+    #: that slim CI defers to needs them); otherwise NO_ARTIFACTS
+    artifacts: bool = False
 
     def land(self, batch: int) -> list[Path]:
         return land_batch(self.sim_dir, self.landing, batch)
@@ -159,6 +166,9 @@ class Scenario:
         """`dbt build` of `select`; the dbt unit tests of the selected models
         only when asked (they do not depend on the batch landed)."""
         skip = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
-        return run_dbt(["build", "--select", select or self.select, *skip], schema=self.schema,
+        if not self.artifacts:
+            skip.extend(NO_ARTIFACTS)
+        return run_dbt(["build", "--select", select or self.select, *skip],
+                       schema=self.schema,
                        vars={"landing_root": str(self.landing), **self.vars},
                        target_path=self.target_path, expect_success=expect_success)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cdc_helpers import Scenario, canon, diff, table_columns, truth_state
+from cdc_helpers import NO_ARTIFACTS, Scenario, canon, diff, table_columns, truth_state
 from lakehouse_cdc.dbt_runner import run_dbt
 from lakehouse_cdc.maintain import format_report, maintain
 
@@ -47,7 +47,7 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
     snapshot_of_batch = {}
     for batch in range(BATCHES + 1):
         scenario.land(batch)
-        run_dbt(["run", "--select", MODEL], schema=schema,
+        run_dbt(["run", "--select", MODEL, *NO_ARTIFACTS], schema=schema,
                 vars={"landing_root": str(scenario.landing)})
         snapshot_of_batch[batch] = spark.sql(
             f"select snapshot_id, committed_at from {table}.snapshots "
