@@ -6,12 +6,16 @@
     A column whose new type the table's type does not hold exactly, and
     that Iceberg cannot widen in place (e.g. decimal(10,2) declared as
     decimal(12,4) now: the MERGE would round), fails the run before
-    anything is changed, naming the column and the fix.
+    anything is changed, naming the column and the fix. Returns the table's
+    column names after the change (added columns last), so that the run
+    does not describe the table again.
 #}
 {% macro _cdc_evolve_schema(target, data_columns) %}
     {%- set existing = {} -%}
+    {%- set names = [] -%}
     {%- for column in adapter.get_columns_in_relation(target) -%}
         {%- do existing.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
+        {%- do names.append(column.name) -%}
     {%- endfor -%}
     {%- set changes = [] -%}
     {%- for column in data_columns -%}
@@ -19,6 +23,7 @@
         {%- set wanted = column.data_type | lower | replace(' ', '') -%}
         {%- if name not in existing -%}
             {%- do changes.append(('adding column ', 'add columns (`' ~ column.name ~ '` ' ~ wanted ~ ')', column.name ~ ' ' ~ wanted)) -%}
+            {%- do names.append(column.name) -%}
         {%- elif existing[name] != wanted and _cdc_is_widening(existing[name], wanted) -%}
             {%- do changes.append(('widening ', 'alter column `' ~ column.name ~ '` type ' ~ wanted,
                                    column.name ~ ' ' ~ existing[name] ~ ' -> ' ~ wanted)) -%}
@@ -35,6 +40,7 @@
         {%- do log('cdc ' ~ model.name ~ ': ' ~ what ~ detail, info=true) -%}
         {%- do run_query('alter table ' ~ target ~ ' ' ~ statement) -%}
     {%- endfor -%}
+    {{ return(names) }}
 {% endmacro %}
 
 {% macro _cdc_is_widening(old, new) %}

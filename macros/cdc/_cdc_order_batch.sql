@@ -102,11 +102,12 @@
         stored rows of its keys are then found by a semi join whose small
         side is those files (the table is scanned, not shuffled), and the
         parse is not computed twice. The first run's table is empty: one
-        statement. -#}
+        statement. Both sets of files lie in the batch's folder, emptied
+        once at the end of the run (_cdc_record). -#}
     {%- set batch = run['batch'] -%}
     {%- set ranked = batch ~ '_ranked' -%}
     {%- if not run['initial'] -%}
-        {%- do _cdc_scratch_write(run['schema'], ranked, ranked_sql) -%}
+        {%- do _cdc_scratch_write(run['schema'], ranked, ranked_sql, folder=batch ~ '/ranked') -%}
         {%- set ranked_sql = 'select * from ' ~ ranked -%}
         {%- do _cdc_batch_keys(run, ranked) -%}
     {%- endif -%}
@@ -219,10 +220,8 @@
         ) as b
         {%- endif %}
     {%- endset -%}
-    {%- do _cdc_scratch_write(run['schema'], batch, batch_sql) -%}
-    {%- if not run['initial'] -%}
-        {%- do _cdc_scratch_drop(run['schema'], ranked) -%}
-    {%- endif -%}
+    {%- do _cdc_scratch_write(run['schema'], batch, batch_sql, folder=batch ~ '/rows') -%}
+    {%- do run_query('drop view if exists ' ~ ranked) -%}
 
     {%- set counts = _cdc_batch_counts(run) -%}
     {%- if counts['ties'] > 0 -%}

@@ -21,7 +21,7 @@
         {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
         {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
-        {%- do _cdc_evolve_schema(target, run['data_columns']) -%}
+        {%- do run.update({'target_columns': _cdc_evolve_schema(target, run['data_columns'])}) -%}
     {%- endif -%}
     {%- if run['changes'] -%}
         {%- set kept = none if run['initial']
@@ -37,7 +37,9 @@
             {%- do _cdc_evolve_schema(kept, run['data_columns']) -%}
         {%- endif -%}
     {%- endif -%}
-    {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}
+    {%- if run['initial'] -%}
+        {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}
+    {%- endif -%}
     {#- the key and sequence of hard deletes (tombstones) and the horizon:
         purged tombstones (the newest of them: older changes of keys the
         table does not hold may be echoes of a forgotten delete) and applied

@@ -9,10 +9,10 @@
     purging one cost about three times as much per run.
 
     The files go to `<warehouse>/_cdc_scratch/<schema>/<folder or name>` (storage every
-    executor sees, on a cluster too); `_cdc_scratch_drop` empties the folder
-    at the end of the run, so no change row outlives it there (a run killed
-    midway leaves its batch until the model's next run, and `lakehouse erase`
-    empties the whole scratch folder).
+    executor sees, on a cluster too); `_cdc_scratch_drop` empties the folder,
+    subfolders included, at the end of the run, so no change row outlives it
+    there (a run killed midway leaves its batch until the model's next run,
+    and `lakehouse erase` empties the whole scratch folder).
 #}
 {% macro _cdc_scratch_write(schema, name, query, folder=none, shared=false) %}
     {%- set path = _cdc_scratch_path(schema, folder or name) -%}
