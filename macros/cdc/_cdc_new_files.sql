@@ -19,7 +19,9 @@
     Returns {'paths': the data files' paths, for bronze_select();
     'nothing_new': an incremental run found no file at all, not even a
     non-data one (cdc_changes marks its SQL so, and the run then does
-    nothing: no view of the model, no `<model>__cdc_files`)}. Commands that
+    nothing: no view of the model, no `<model>__cdc_files`); 'bytes': the
+    data files' size, which cdc_changes writes into the model's SQL for
+    cdc_apply (_cdc_new_bytes)}. Commands that
     only compile (compile, docs, lint templaters) list nothing: none.
 #}
 {% macro _cdc_new_files(node, incremental) %}
@@ -31,7 +33,7 @@
         {#- nothing unlogged for this model in the run's listing: nothing to
             read (told by the statement above; no Spark job) -#}
         {%- if incremental and not _cdc_run_listing_has_new(listing) -%}
-            {{ return({'paths': [], 'nothing_new': true}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
         {%- endif -%}
         {#- the run's listing, read once: the model's view of it holds the
             rows as values (reading that view starts no Spark job) -#}
@@ -43,7 +45,7 @@
         {%- endset -%}
         {%- set rows = run_query(query).rows -%}
         {%- if incremental and rows | length == 0 -%}
-            {{ return({'paths': [], 'nothing_new': true}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
         {%- endif -%}
         {%- set values = [] -%}
         {%- for row in rows -%}
@@ -62,7 +64,8 @@
         {%- endset -%}
         {%- do run_query(query) -%}
         {%- set paths = [] -%}
-        {%- for row in rows if row[3] -%}{%- do paths.append(row[0]) -%}{%- endfor -%}
+        {%- set sizes = [] -%}
+        {%- for row in rows if row[3] -%}{%- do paths.append(row[0]) -%}{%- do sizes.append(row[2] or 0) -%}{%- endfor -%}
     {%- else -%}
         {#- dropping a temporary view uncaches it too -#}
         {%- do run_query('drop view if exists ' ~ files) -%}
@@ -72,19 +75,20 @@
             from ({{ _cdc_listing_sql([(model, node)], incremental, check=true) }}) as listed
         {%- endset -%}
         {%- do run_query(query) -%}
-        {%- set rows = run_query('select file_path, is_data from ' ~ files).rows -%}
+        {%- set rows = run_query('select file_path, is_data, file_size from ' ~ files).rows -%}
         {%- if incremental and rows | length == 0 -%}
             {%- do run_query('drop view if exists ' ~ files) -%}
-            {{ return({'paths': [], 'nothing_new': true}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
         {%- endif -%}
         {%- set paths = [] -%}
-        {%- for row in rows if row[1] -%}{%- do paths.append(row[0]) -%}{%- endfor -%}
+        {%- set sizes = [] -%}
+        {%- for row in rows if row[1] -%}{%- do paths.append(row[0]) -%}{%- do sizes.append(row[2] or 0) -%}{%- endfor -%}
     {%- endif -%}
     {%- if paths -%}
         {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
     {%- endif -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
-    {{ return({'paths': paths, 'nothing_new': false}) }}
+    {{ return({'paths': paths, 'nothing_new': false, 'bytes': sizes | sum}) }}
 {% endmacro %}
 
 {#- The run's listing: a global temporary view, so every session of the

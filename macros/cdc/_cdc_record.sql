@@ -66,6 +66,9 @@
     {%- for view in [listed, events] if view -%}
         {%- do run_query('drop view if exists ' ~ view) -%}
     {%- endfor -%}
+    {%- if not run['adaptive'] -%}
+        {%- do run_query('reset spark.sql.adaptive.enabled') -%}
+    {%- endif -%}
     {%- set snapshot = run_query('select snapshot_id from ' ~ run['target'] ~ '.snapshots order by committed_at desc limit 1').rows -%}
     {%- do log('cdc ' ~ model.name ~ ': ' ~ counts['files'] ~ ' file(s), ' ~ counts['read'] ~ ' read, '
                ~ counts['applied'] ~ ' applied, ' ~ counts['superseded'] ~ ' superseded, '

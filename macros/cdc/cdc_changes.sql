@@ -88,6 +88,8 @@
     {%- endif %}
     {%- if found is not none and found['nothing_new'] %}
     {{ _cdc_nothing_new_marker() }}
+    {%- elif found is not none %}
+    {{ _cdc_new_bytes_marker(found['bytes']) }}
     {%- endif %}
     select
         {%- for name in cdc_column_names('provenance') %}
@@ -188,6 +190,19 @@
 {% macro _cdc_nothing_new_marker() -%}
     /* cdc_changes: no new file for this model in run {{ invocation_id }} */
 {%- endmacro %}
+
+{#- The size of the run's new data files, in the model's SQL for cdc_apply
+    (the compile and the apply share nothing else); _cdc_new_bytes reads
+    it back: none when the SQL holds no such line (a model that does not
+    read through cdc_changes()). -#}
+{% macro _cdc_new_bytes_marker(bytes) -%}
+    /* cdc_changes: new files of {{ bytes | int }} bytes */
+{%- endmacro %}
+
+{% macro _cdc_new_bytes(sql) %}
+    {%- set found = modules.re.search('/\\* cdc_changes: new files of ([0-9]+) bytes \\*/', sql) -%}
+    {{ return(found.group(1) | int if found else none) }}
+{% endmacro %}
 
 {#- Whether the model's SQL (`sql`) is that of a run with nothing new. Not
     when on_schema_change asks dbt to compare the model's view with the

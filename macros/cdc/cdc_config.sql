@@ -37,6 +37,12 @@
                                   the statements that join the table to
                                   filter it by the batch's keys first
                                   (_cdc_batch_keys; default 20000; 0: never)
+      cdc_adaptive_min_bytes      a run whose new files hold fewer bytes runs
+                                  its statements with Spark's adaptive query
+                                  execution off (default 1048576, 1 MiB; 0:
+                                  always on): on a small batch each adaptive
+                                  query stage is a Spark job of its own and
+                                  adapts nothing
     A setting given as 0, false or an empty list keeps that value; only an
     absent setting takes the default.
 
@@ -79,6 +85,7 @@
         'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
         'keep_changes': _cdc_setting('cdc_keep_changes', false),
         'key_list_max': _cdc_setting('cdc_key_list_max', 20000),
+        'adaptive_min_bytes': _cdc_setting('cdc_adaptive_min_bytes', 1048576),
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}

@@ -22,10 +22,15 @@ TRAPS = {"seed": 7, "scale": 60, "batches": 4, "changes_per_batch": 60,
          "multi_change_rate": 0.3, "tie_rate": 0.1, "late_rate": 0.1, "redeliver_rate": 0.1,
          "malformed_rate": 0.03, "add_column_at_batch": 2}
 BATCHES = range(TRAPS["batches"] + 1)
+#: per scenario schema, Spark's adaptive execution setting after each build
+ADAPTIVE_AFTER: dict[str, list[str]] = {}
 #: the soft-delete twin applies the same changes through the same macros; it
 #: builds the two tables that between them hold every trap of TRAPS (a single
 #: key with all of them; a composite key with the most deletes and deletes
-#: followed by re-inserts), checked by test_scenario_contains_every_trap
+#: followed by re-inserts), checked by test_scenario_contains_every_trap.
+#: Every batch of these tests is smaller than cdc_adaptive_min_bytes, so the
+#: hard-delete runs have Spark's adaptive execution off; the soft twin keeps
+#: it on (0), as a batch of 1 MiB or more has it
 SOFT_TABLES = ("customer_master", "order_items")
 
 
@@ -37,6 +42,7 @@ def _run(spark, sim: Path, base: Path, schema: str, tables=tuple(TABLES),
     for batch in BATCHES:
         scenario.land(batch)
         scenario.build()
+        ADAPTIVE_AFTER.setdefault(schema, []).append(spark.conf.get("spark.sql.adaptive.enabled"))
         states.append({t: silver_state(spark, schema, t,
                                        "not is_deleted" if vars.get("cdc_delete_mode") == "soft"
                                        else "true")
@@ -52,7 +58,7 @@ def hard(spark, simulated, tmp_path_factory):
 @pytest.fixture(scope="module")
 def soft(spark, simulated, tmp_path_factory):
     return _run(spark, simulated(**TRAPS), tmp_path_factory.mktemp("soft"), "t_silver_soft",
-                SOFT_TABLES, cdc_delete_mode="soft")
+                SOFT_TABLES, cdc_delete_mode="soft", cdc_adaptive_min_bytes=0)
 
 
 def test_scenario_contains_every_trap(simulated):
@@ -121,6 +127,14 @@ def test_soft_delete_silver_equals_truth_after_every_batch(soft, spark, table):
         rows[tuple(str(row[k]) for k in spec.key)] = row.deleted_at
     assert rows == expected_deleted
     assert expected_deleted, f"no deletes of {table} in the scenario"
+
+
+def test_runs_leave_adaptive_execution_as_they_found_it(hard, soft, spark):
+    """The hard-delete runs turned Spark's adaptive execution off for their
+    small batches, and the soft twin kept it on: either way the session that
+    dbt shares with the tests has it on again after every build."""
+    for scenario, _ in (hard, soft):
+        assert ADAPTIVE_AFTER[scenario.schema] == ["true"] * len(BATCHES), scenario.schema
 
 
 def test_quarantine_holds_exactly_the_bad_rows(hard, spark):
