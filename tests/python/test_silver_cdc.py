@@ -18,7 +18,9 @@ from cdc_helpers import (
 from lakehouse_cdc.simulator import TABLES, read_files, read_rejects, read_versions
 
 #: every trap at a rate high enough to appear several times in a small run
-TRAPS = {"seed": 7, "scale": 60, "batches": 4, "changes_per_batch": 60,
+#: (three CDC batches of 80 changes: each batch costs a build of five models;
+#: test_scenario_contains_every_trap checks that they still hold every trap)
+TRAPS = {"seed": 7, "scale": 60, "batches": 3, "changes_per_batch": 80,
          "multi_change_rate": 0.3, "tie_rate": 0.1, "late_rate": 0.1, "redeliver_rate": 0.1,
          "malformed_rate": 0.03, "add_column_at_batch": 2}
 BATCHES = range(TRAPS["batches"] + 1)

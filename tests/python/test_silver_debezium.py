@@ -19,7 +19,9 @@ from cdc_helpers import (
 )
 from lakehouse_cdc.simulator import TABLES, read_files
 
-KNOBS = {"seed": 17, "scale": 50, "batches": 3, "changes_per_batch": 50,
+#: two CDC batches of 75 changes (each batch costs a build of five models);
+#: the columns added at batch 2 arrive in the last one
+KNOBS = {"seed": 17, "scale": 50, "batches": 2, "changes_per_batch": 75,
          "multi_change_rate": 0.3, "tie_rate": 0.1, "late_rate": 0.1, "redeliver_rate": 0.1,
          "malformed_rate": 0.03, "add_column_at_batch": 2, "format": "debezium"}
 BATCHES = range(KNOBS["batches"] + 1)
