@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_cdc.dbt_runner import run_dbt
-from lakehouse_cdc.simulator import TABLES, land_batch, read_rejects, read_state_after
+from lakehouse_cdc.simulator import TABLES, land_batch, read_files, read_rejects, read_state_after
 
 SILVER = {name: f"slv_retail__{name}" for name in TABLES}
 #: the current-state silver models only (their change-log twins read the same
@@ -114,6 +114,15 @@ def silver_state(spark, schema: str, table: str, where: str = "true"
         assert key not in out, f"{table}: key {key} appears twice in silver"
         out[key] = clean
     return out
+
+
+def assert_scenario_has_file_traps(sim_dir: Path) -> None:
+    """A simulated scenario lands late and redelivered files and rows of
+    every reject reason: a comparison with its truth proves nothing otherwise."""
+    kinds = Counter(f.kind for f in read_files(sim_dir))
+    assert kinds["late"] and kinds["redelivery"], kinds
+    assert {r.reason for r in read_rejects(sim_dir)} == {
+        "missing_key", "unknown_op", "unparseable_value", "missing_sequence"}
 
 
 def assert_states_match_truth(sim_dir: Path, states: list[dict], table: str) -> None:

@@ -13,11 +13,12 @@ from cdc_helpers import (
     SILVER,
     STATE_MODELS,
     Scenario,
+    assert_scenario_has_file_traps,
     assert_states_match_truth,
     quarantined_and_rejected,
     silver_state,
 )
-from lakehouse_cdc.simulator import TABLES, read_files, read_rejects
+from lakehouse_cdc.simulator import TABLES, read_files
 
 #: two CDC batches of 75 changes (each batch costs a build of five models);
 #: the columns added at batch 2 arrive in the last one
@@ -46,11 +47,7 @@ def debezium(spark, simulated, tmp_path_factory):
 def test_debezium_scenario_holds_late_and_redelivered_files_and_every_reject(simulated):
     """The comparison below only proves something if its batches carry the
     traps: late and redelivered files, and rows of every reject reason."""
-    sim = simulated(**KNOBS)
-    kinds = Counter(f.kind for f in read_files(sim))
-    assert kinds["late"] and kinds["redelivery"], kinds
-    assert {r.reason for r in read_rejects(sim)} == {
-        "missing_key", "unknown_op", "unparseable_value", "missing_sequence"}
+    assert_scenario_has_file_traps(simulated(**KNOBS))
 
 
 @pytest.mark.parametrize("table", list(TABLES))
