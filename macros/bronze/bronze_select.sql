@@ -29,22 +29,19 @@
     none reads every data file (file_pattern). `lines_table`: a table over
     exactly those files' lines (_cdc_new_files makes one per CDC run): the
     `_metadata.file_path` filter alone does not prune the files Spark reads,
-    so without it every landed file would be read and filtered.
+    so without it every landed file would be read and filtered. `records`
+    (CSV): a relation holding what bronze_csv_records() selects for the same
+    files, written once (a CDC run does: _cdc_csv_records), read in place of
+    the lines.
 #}
-{% macro bronze_select(source_node, files=none, lines_table=none) %}
+{% macro bronze_select(source_node, files=none, lines_table=none, records=none) %}
     {%- set cfg = bronze_external_config(source_node) -%}
     {%- set base = source_node.schema ~ '.' ~ (source_node.identifier or source_node.name) -%}
-    {%- if files is none -%}
-        {%- set predicate = '_metadata.file_name rlike ' ~ sql_string(cfg['file_pattern']) -%}
-    {%- elif files | length == 0 -%}
-        {%- set predicate = 'false' -%}
-    {%- else -%}
-        {%- set literals = [] -%}
-        {%- for file in files -%}{%- do literals.append(sql_string(file)) -%}{%- endfor -%}
-        {%- set predicate = '_metadata.file_path in (' ~ literals | join(', ') ~ ')' -%}
-    {%- endif -%}
+    {%- set predicate = _bronze_files_predicate(cfg, files) -%}
     {%- if cfg['format'] == 'csv' -%}
-        {{ return(_bronze_csv_rows(source_node, cfg, lines_table or base ~ '__lines', predicate)) }}
+        {%- set records_sql = 'select * from ' ~ records if records
+                              else bronze_csv_records(source_node, files, lines_table) -%}
+        {{ return(_bronze_csv_rows(source_node, cfg, records_sql)) }}
     {%- elif cfg['format'] == 'parquet' -%}
         {%- if files is none -%}
             {%- set files = run_query('select _metadata.file_path from ' ~ base ~ '__files where '
@@ -54,6 +51,28 @@
     {%- else -%}
         {{ return(_bronze_debezium_rows(source_node, cfg, lines_table or base ~ '__lines', predicate)) }}
     {%- endif -%}
+{% endmacro %}
+
+{#- The filter on a bronze table's files: `files` as bronze_select() takes it -#}
+{% macro _bronze_files_predicate(cfg, files) %}
+    {%- if files is none -%}
+        {{ return('_metadata.file_name rlike ' ~ sql_string(cfg['file_pattern'])) }}
+    {%- elif files | length == 0 -%}
+        {{ return('false') }}
+    {%- endif -%}
+    {%- set literals = [] -%}
+    {%- for file in files -%}{%- do literals.append(sql_string(file)) -%}{%- endfor -%}
+    {{ return('_metadata.file_path in (' ~ literals | join(', ') ~ ')') }}
+{% endmacro %}
+
+{#- A CSV source's records (_bronze_csv_records) of `files`, read from
+    `lines_table` (default: the source's `__lines` table over its folder):
+    what _bronze_csv_rows parses. -#}
+{% macro bronze_csv_records(source_node, files=none, lines_table=none) %}
+    {%- set cfg = bronze_external_config(source_node) -%}
+    {%- set base = source_node.schema ~ '.' ~ (source_node.identifier or source_node.name) -%}
+    {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
+    {{ return(_bronze_csv_records(lines_table or base ~ '__lines', _bronze_files_predicate(cfg, files), phase_expr)) }}
 {% endmacro %}
 
 {#- bronze_select()'s columns and no row, without the parse's SQL (whose
@@ -113,7 +132,7 @@
     A file whose bytes are not all accounted for by its lines fails the
     query: silent loss is never an option.
 #}
-{% macro _bronze_csv_rows(node, cfg, lines_table, predicate) %}
+{% macro _bronze_csv_rows(node, cfg, records) %}
     {%- set columns = bronze_file_columns(node) -%}
     {%- set data_names = columns | map(attribute='name') | map('lower') | list -%}
     {%- set layouts = {} -%}
@@ -121,7 +140,6 @@
         {%- do layouts.update({phase: (bronze_header_columns(cfg, phase) | map('lower') | list) + data_names}) -%}
     {%- endfor -%}
     {%- set known = (bronze_header_columns(cfg, 1) | map('lower') | list) + data_names -%}
-    {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
     {%- set field = '(?:"(?:[^"]++|"")*+"|[^",]*+)' -%}
     {#- a data row: not the header, not an empty line -#}
     {%- set is_data_row = "record_no >= " ~ (1 if cfg['header'] else 0) ~ " and record <> ''" -%}
@@ -137,10 +155,10 @@
                       else f
                   end)
     {%- endset -%}
-    {#- the records are read twice (the file facts, the rows) as a subquery, not a
-        CTE: Spark shuffles a CTE with a non-deterministic column (the read
-        order) that is referenced twice, to compute it once -#}
-    {%- set records = _bronze_csv_records(lines_table, predicate, phase_expr) %}
+    {#- `records`: SQL of the records (bronze_csv_records, or a scan of them
+        written once). They are read twice (the file facts, the rows) as a
+        subquery, not a CTE: Spark shuffles a CTE with a non-deterministic
+        column (the read order) that is referenced twice, to compute it once -#}
     {#- the file's facts (header, field count, data rows), an aggregate per file:
         only the header record is parsed for it #}
     with facts as (
@@ -218,9 +236,10 @@
             {%- endif %}
             {#- a compressed file's size is not its text's: no byte check there -#}
             {#- Hadoop's line reader drops a UTF-8 byte-order mark (3 bytes) -#}
-            {#- the lines are read more than once in this query (split counts,
-                file facts, rows): a line beyond the split counts is a file
-                that changed between the reads -#}
+            {#- the lines are read more than once (split counts, lines; and,
+                unless the records were written once, file facts and rows):
+                a line beyond the split counts is a file that changed
+                between the reads -#}
             case when r.beyond then 'unaccounted'
                  when f.file_name rlike '\\.gz$' then 'gz'
                  when f.file_bytes in (f.file_size + 1, f.file_size - 2) then 'no_final_newline'

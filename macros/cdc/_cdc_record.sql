@@ -63,7 +63,7 @@
     {%- endset -%}
     {%- do run_query(file_log) -%}
     {%- do _cdc_scratch_drop(schema, batch) -%}
-    {%- for view in [listed, events] if view -%}
+    {%- for view in [listed, events, run['records']] if view -%}
         {%- do run_query('drop view if exists ' ~ view) -%}
     {%- endfor -%}
     {%- if not run['adaptive'] -%}

@@ -41,7 +41,8 @@
     What every step of one run needs, computed once: the settings
     (cdc_config), the batch's columns, the table names, and the temporary
     views cdc_changes left (`listed`: this run's frozen file list;
-    `events`: Debezium events skipped per file), each none when absent.
+    `events`: Debezium events skipped per file; `records`: CSV records
+    written once, _cdc_csv_records), each none when absent.
     When no new file landed (cdc_changes marked the model's SQL so), only
     {'nothing_new': true}: no statement at all.
 -#}
@@ -52,7 +53,8 @@
     {%- endif -%}
     {%- set listed = this.identifier ~ '__cdc_files' -%}
     {%- set events = this.identifier ~ '__cdc_events' -%}
-    {%- set views = run_query("show tables like '" ~ listed ~ "|" ~ events ~ "'").columns[1].values() | list -%}
+    {%- set records = _cdc_batch_name() ~ '_records' -%}
+    {%- set views = run_query("show tables like '" ~ [listed, events, records] | join('|') ~ "'").columns[1].values() | list -%}
     {%- set cfg = cdc_config() -%}
     {#- a small batch (cdc_adaptive_min_bytes) runs without adaptive query
         execution: its query stages would each be a Spark job (measured
@@ -60,9 +62,7 @@
         14.5-17.5 s per model run with it, 32-35 jobs and 12.6-15.5 s
         without); _cdc_record resets it, and a run that fails midway is
         followed by a run that sets it again -#}
-    {%- set new_bytes = _cdc_new_bytes(model.compiled_code or '') -%}
-    {%- set adaptive = new_bytes is none or new_bytes >= cfg['adaptive_min_bytes'] | int -%}
-    {%- do run_query('reset spark.sql.adaptive.enabled' if adaptive else 'set spark.sql.adaptive.enabled=false') -%}
+    {%- set adaptive = _cdc_set_adaptive(_cdc_new_bytes(model.compiled_code or ''), cfg) -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
@@ -93,7 +93,8 @@
         'soft': cfg['delete_mode'] == 'soft',
         'listed': listed if listed | lower in views else none,
         'events': events if events | lower in views and _cdc_source_format() == 'debezium' else none,
-        'batch': target.identifier ~ '__cdc_batch',
+        'records': records if records | lower in views else none,
+        'batch': _cdc_batch_name(),
         'tombstones': schema ~ '.' ~ target.identifier ~ '__cdc_tombstones',
         'horizon': schema ~ '.' ~ target.identifier ~ '__cdc_horizon',
         'changes': _cdc_changes_relation(target) if cfg['keep_changes'] else none,
@@ -107,4 +108,13 @@
         'adaptive': adaptive,
     } -%}
     {{ return(run) }}
+{% endmacro %}
+
+{#- Adaptive query execution on (Spark's default) unless the run's new
+    files (`new_bytes`, none when unknown) are fewer bytes than
+    cdc_adaptive_min_bytes; returns whether it is on. -#}
+{% macro _cdc_set_adaptive(new_bytes, cfg) %}
+    {%- set adaptive = new_bytes is none or new_bytes >= cfg['adaptive_min_bytes'] | int -%}
+    {%- do run_query('reset spark.sql.adaptive.enabled' if adaptive else 'set spark.sql.adaptive.enabled=false') -%}
+    {{ return(adaptive) }}
 {% endmacro %}

@@ -178,9 +178,30 @@
         {%- elif files | length == 0 %}
         from ({{ bronze_no_rows(node) }}) as bronze
         {%- else %}
-        from ({{ bronze_select(node, files, _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, files) else none) }}) as bronze
+        {%- set lines = _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, files) else none %}
+        from ({{ bronze_select(node, files, lines, _cdc_csv_records(node, cfg, files, lines, found['bytes'])) }}) as bronze
         {%- endif %}
     ) as typed
+{% endmacro %}
+
+{#- A CSV source's new records (bronze_csv_records), written once to the
+    batch's scratch folder (`<batch>/records`, emptied with the batch at the
+    end of the run) and returned as a view; none for other formats, and
+    outside the cdc_merge strategy (`cfg` none), whose run does not empty
+    the batch. The parse reads its records twice, for each file's facts and
+    for the rows: written once, the lines are numbered and joined into
+    records once, not in each read, and the model's view is smaller to
+    analyse. Written with the batch's adaptive setting. -#}
+{% macro _cdc_csv_records(node, cfg, files, lines, bytes) %}
+    {%- if cfg is none or bronze_external_config(node)['format'] != 'csv' -%}{{ return(none) }}{%- endif -%}
+    {%- do _cdc_set_adaptive(bytes, cfg) -%}
+    {{ return(_cdc_scratch_write(this.schema, _cdc_batch_name() ~ '_records', bronze_csv_records(node, files, lines),
+                                 folder=_cdc_batch_name() ~ '/records')) }}
+{% endmacro %}
+
+{#- The name of the run's batch: its scratch folder and view (_cdc_scratch) -#}
+{% macro _cdc_batch_name() %}
+    {{ return(this.identifier ~ '__cdc_batch') }}
 {% endmacro %}
 
 {#- The comment cdc_changes puts in a model's SQL when its run found no
