@@ -164,6 +164,22 @@ def test_every_input_row_is_accounted_for(hard, spark):
     assert sum(quarantined.values()) == len(read_rejects(scenario.sim_dir))
 
 
+def test_runs_leave_no_change_row_in_scratch_files(hard, lakehouse_home):
+    """Each run empties its batch's scratch folder (the CSV records written
+    before the parse, the ranked rows, the rows with their outcomes): no
+    change row, raw line included, outlives the run on disk. Read here with
+    pyarrow, not through Spark."""
+    import pyarrow.parquet as pq
+
+    scenario, _ = hard
+    scratch = lakehouse_home / "warehouse" / "_cdc_scratch" / f"{scenario.schema}_silver"
+    batches = {f"{SILVER[t]}__cdc_batch" for t in TABLES}
+    assert batches <= {p.name for p in scratch.iterdir()}, "no batch folder: the path is wrong"
+    left = {str(path.relative_to(scratch)): pq.ParquetFile(path).metadata.num_rows
+            for path in scratch.rglob("*.parquet")}
+    assert {path: rows for path, rows in left.items() if rows} == {}
+
+
 def test_build_without_new_files_changes_nothing(hard, spark):
     scenario, states = hard
     def snapshot_ids():
