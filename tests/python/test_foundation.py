@@ -72,3 +72,22 @@ def test_docs_catalog_lists_columns_of_every_node(spark, schema, fixture_project
         columns = {c.lower(): v["type"] for c, v in entry["columns"].items()}
         assert "id" in columns and columns["id"] in ("int", "integer"), (uid, columns)
         assert "label" in columns and columns["label"] == "string", (uid, columns)
+
+
+def test_statements_run_under_the_profile_settings(spark, fixture_project, tmp_path):
+    """run_dbt applies the profile's Spark settings once per invocation and
+    again after a statement that changes one (dbt-spark's cursor applied them
+    before every statement): a SET by one statement, or a change made from
+    Python between invocations, is still undone before the next statement."""
+    import dbt.adapters.spark.session as spark_session
+    from lakehouse_cdc.spark import spark_conf
+
+    project = fixture_project("smoke")
+    expected = spark_conf()["spark.sql.shuffle.partitions"]
+    changed = int(expected) + 3
+    spark.conf.set("spark.sql.shuffle.partitions", str(changed + 1))
+    run_dbt(["run-operation", "assert_shuffle_partitions", "--args",
+             json.dumps({"expected": expected, "changed": changed})],
+            project_dir=project, target_path=tmp_path / "target")
+    assert getattr(spark_session.Cursor.execute, "_lakehouse", False), "not installed"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == expected
