@@ -8,7 +8,8 @@
     table on the side Spark cannot broadcast, so without a filter on the
     table's own columns it shuffles all of it).
 
-    `ranked`: the ranked batch (scratch); its keys are those of the rows
+    `ranked`: the ranked batch (its scratch view, or its query as a
+    subquery for a small batch, _cdc_order_batch); its keys are those of the rows
     neither held nor rejected, a superset of the keys each of those
     statements touches. A list costs its length to plan, in every statement
     that carries it (measured on this project's machine: 20,000 keys about
