@@ -41,13 +41,18 @@ class _ProfileSettings:
     lasts until that invocation ends, not until its next statement."""
 
     session: Any = None
+    installed = False
 
     @classmethod
     def install(cls) -> None:
+        """Replace dbt-spark's `Cursor.execute`, once per process, when this
+        module is imported: code that wraps it afterwards (the crash test's
+        kill points, a profiler) then wraps this one."""
         from dbt.adapters.spark import session as spark_session
 
-        if getattr(spark_session.Cursor.execute, "_lakehouse", False):
+        if cls.installed:
             return
+        cls.installed = True
 
         def execute(cursor: Any, sql: str, *parameters: Any) -> None:
             from dbt_common.exceptions import DbtRuntimeError
@@ -71,6 +76,9 @@ class _ProfileSettings:
 
         execute._lakehouse = True  # type: ignore[attr-defined]
         spark_session.Cursor.execute = execute
+
+
+_ProfileSettings.install()
 
 
 class DbtError(RuntimeError):
@@ -133,7 +141,6 @@ def run_dbt(
     overrides = {"DO_NOT_TRACK": "1"}
     if schema is not None:
         overrides["LAKEHOUSE_SCHEMA"] = schema
-    _ProfileSettings.install()
     _ProfileSettings.session = None  # settings changed since the last invocation are undone
     with _env(overrides):
         result = dbtRunner(manifest=manifest).invoke(cli)
