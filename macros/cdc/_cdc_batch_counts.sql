@@ -68,7 +68,7 @@
                 count_if({{ _cdc_kept() }}) as kept,
                 {{ 'count_if(size(_cdc_unavailable) > 0 or size(_cdc_filled_from) > 0)' if run['toast'] else '0L' }} as placeholders,
                 {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"), ('kept_undeclared', _cdc_kept())] %}
-                {{ "flatten(collect_set(case when " ~ rows ~ " then map_keys(_cdc_extra) end))"
+                {{ "flatten(collect_set(case when " ~ rows ~ " and size(_cdc_extra) > 0 then map_keys(_cdc_extra) end))"
                    if '_cdc_extra' in names else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
                 {%- endfor %}
             from {{ run['batch'] }}
