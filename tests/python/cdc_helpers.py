@@ -171,10 +171,13 @@ class Scenario:
         return land_batch(self.sim_dir, self.landing, batch)
 
     def build(self, select: str | None = None, expect_success: bool = True,
-              unit_tests: bool = False) -> Any:
+              unit_tests: bool = False, data_tests: bool = True) -> Any:
         """`dbt build` of `select`; the dbt unit tests of the selected models
-        only when asked (they do not depend on the batch landed)."""
+        only when asked (they do not depend on the batch landed), their data
+        tests unless told not to (a test that asserts on the tables itself)."""
         skip = [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+        if not data_tests:
+            skip += ["--exclude-resource-type", "test"]
         if not self.artifacts:
             skip.extend(NO_ARTIFACTS)
         return run_dbt(["build", "--select", select or self.select, *skip],

@@ -180,8 +180,10 @@ def _background_runner(request: pytest.FixtureRequest, lakehouse_home: Path,
                    if i.get_closest_marker("background") and not i.get_closest_marker("skip")]
         for item in sorted(waiting, key=_rank):
             name = re.sub(r"[^a-z0-9]+", "_", item.name.lower())[:30]
+            folder = tmp_path_factory.mktemp(name)
             runner.submit(item.nodeid, _background_work(item), BackgroundWork(
-                simulated, java_options, tmp_path_factory.mktemp(name), env, runner.cancelled))
+                simulated, java_options, folder,
+                {**env, "DBT_TARGET_PATH": str(folder / "dbt-target")}, runner.cancelled))
     request.config.stash[_BACKGROUND] = runner
     yield runner
     runner.stop()
@@ -236,6 +238,20 @@ def lakehouse_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # keep shuffles small: test data is tiny
     os.environ["LAKEHOUSE_SHUFFLE_PARTITIONS"] = "2"
     return home
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dbt_target_per_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """dbt's target folder, one per test module (and one per background
+    work), unless a call names its own: dbt parses the whole project again,
+    2.5-3.5 s, when the schema, vars or project differ from the last parse
+    recorded in the target folder. In the project's shared `target/`, a child
+    process of the background work (the erasure and run-command tests) could
+    record its parse between two builds of a module's batches; and two
+    processes wrote the same `partial_parse.msgpack`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DBT_TARGET_PATH", str(tmp_path_factory.mktemp("dbt-target")))
+        yield
 
 
 @pytest.fixture(scope="session")
