@@ -288,12 +288,14 @@ def fixture_project(tmp_path: Path):
 
 @pytest.fixture
 def project_copy(tmp_path: Path):
-    """A copy of the whole dbt project in tmp, for tests that edit YAML or SQL."""
+    """A copy of the dbt project in tmp, for tests that edit YAML or SQL:
+    the whole project, or (`models=False`) its macros without its models,
+    for a test that brings its own."""
 
-    def copy() -> Path:
+    def copy(models: bool = True) -> Path:
         from lakehouse_cdc import copy_project
 
-        return copy_project(tmp_path / "project")
+        return copy_project(tmp_path / "project", models=models)
 
     return copy
 

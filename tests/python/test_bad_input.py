@@ -543,9 +543,9 @@ def check_run(
 
 
 def test_hostile_corpus(spark, project_copy, tmp_path):
-    project = project_copy()
+    project = project_copy(models=False)
     folder = project / "models" / "silver" / "hostile"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "_hostile__sources.yml").write_text(SOURCES_YAML)
     for table in ("items", "items_nh"):
         (folder / f"slv_hostile__{table}.sql").write_text(MODEL_SQL % table)
@@ -616,9 +616,9 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
     changed since it last refreshed them, yet a bronze view this Spark
     session has read (and so cached the file listing of) shows a file
     landed later."""
-    project = project_copy()
+    project = project_copy(models=False)
     folder = project / "models" / "silver" / "hostile"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "_hostile__sources.yml").write_text(SOURCES_YAML)
     tables = ("items", "items_nh")
     for table in tables:
@@ -706,9 +706,9 @@ def build_fails(project: Path, tmp_path: Path, schema: str, select: str,
 
 
 def _one_table_project(project_copy, model_sql: str, table: str = "items") -> Path:
-    project = project_copy()
+    project = project_copy(models=False)
     folder = project / "models" / "silver" / "hostile"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "_hostile__sources.yml").write_text(SOURCES_YAML)
     (folder / f"slv_hostile__{table}.sql").write_text(model_sql)
     return project
@@ -1161,9 +1161,9 @@ def test_parquet_numbers_reach_silver_digit_for_digit(spark, project_copy, tmp_p
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    project = project_copy()
+    project = project_copy(models=False)
     folder = project / "models" / "silver" / "exact"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "_exact__sources.yml").write_text(EXACT_YAML)
     (folder / "slv_exact__amounts.sql").write_text(
         "{{ config(unique_key='id') }}\n"
@@ -1384,9 +1384,9 @@ def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
     source too wide for the view limit (CSV, 300 columns) fails its build
     with the source named and what to change, not with Derby's truncation
     error."""
-    project = project_copy()
+    project = project_copy(models=False)
     folder = project / "models" / "silver" / "hostile"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     names = _wide_sources(folder, 150, {"wide_dbz": "debezium"})
     narrow = _wide_sources(folder, 40, {"wide_40": "debezium"})
 
