@@ -15,7 +15,9 @@ Tests whose work is child processes with their own JVMs (the crash, erasure,
 run-command and cluster tests: `@pytest.mark.background(work=...)`) run that work in one
 thread beside the in-process tests, from the session's start, longest first:
 the in-process tests leave about a quarter of the two cores idle, and a cold
-child JVM uses a little over one. Each such test waits for its work's outcome
+child JVM uses a little over one; the children run at a lower priority
+(`nice`), so that they take what the in-process tests leave idle rather than
+slow them down. Each such test waits for its work's outcome
 at the end of the session and fails as the work did. Under xdist the work runs
 inside its test, as any other.
 """
@@ -88,6 +90,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (item.get_closest_marker("background") is not None, _rank(item)))
 
 
+#: the niceness of the background work's children (and of the servers they
+#: start): the in-process tests are the longer path, so when both want the two
+#: cores those tests get them, and the children use what the tests leave idle
+BACKGROUND_NICENESS = 10
+
+
 @dataclass
 class BackgroundWork:
     """What a test's background work is given, in place of fixtures: the
@@ -108,7 +116,7 @@ class BackgroundWork:
     def popen(self, args: list[str], **options) -> subprocess.Popen:
         if self.cancelled.is_set():
             raise RuntimeError("background work stopped: the test session ended")
-        child = subprocess.Popen(args, **options)
+        child = subprocess.Popen(["nice", "-n", str(BACKGROUND_NICENESS), *args], **options)
         self.children.append(child)
         return child
 
