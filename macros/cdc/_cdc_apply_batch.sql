@@ -16,7 +16,8 @@
     sequence), a Debezium TOAST column a change left unchanged goes with the
     entity's value before the change (_cdc_fill_from_log).
     Each merge filters the table it merges into by the batch's keys when
-    the batch has a key list (_cdc_batch_keys).
+    the batch has a key list (_cdc_batch_keys); without one, the MERGE into
+    the table filters it by a bloom filter of them (_cdc_run_merge).
 #}
 {% macro _cdc_apply_batch(run, counts) %}
     {%- set cfg = run['cfg'] -%}
@@ -67,10 +68,11 @@
             {%- set rows = '(' ~ _cdc_fill_from_log(run, run['target'], run['target_columns']) ~ ') as filled' -%}
         {%- endif -%}
         {%- set to_apply = '(select * from ' ~ rows ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
-        {%- do run_query(_cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
-                                        run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
-                                        empty_target=run['initial'],
-                                        keys_in=_cdc_keys_in(run, 't', run['table_rows']))) -%}
+        {%- set keys_in = _cdc_keys_in(run, 't') -%}
+        {%- set merge = _cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
+                                       run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
+                                       empty_target=run['initial'], keys_in=keys_in) -%}
+        {%- do _cdc_run_merge(merge, whole_table=not keys_in and not run['initial']) -%}
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}

@@ -9,16 +9,15 @@
     table's own columns it shuffles all of it).
 
     `ranked`: the ranked batch (its scratch view, or its query as a
-    subquery for a small batch, _cdc_order_batch); its keys are those of the rows
-    neither held nor rejected, a superset of the keys each of those
+    subquery for a small batch, _cdc_order_batch); its keys are those of the
+    rows neither held nor rejected, a superset of the keys each of those
     statements touches. A list costs its length to plan, in every statement
     that carries it (measured on this project's machine: 20,000 keys about
-    0.5-1 s each), so a statement uses it (_cdc_keys_in) when the batch has
-    at most 1,000 distinct keys, or when it is a MERGE into a table with at
-    least 100 times as many rows (at 10M rows, 20,000 keys: the MERGE 5.1 ->
-    2.3 s, the lookup of the stored rows 1.6 -> 3.8 s, so that one keeps its
-    semi join). No list at all (the statements join the whole table, as
-    correct, only slower) when the batch has
+    0.5-1 s each), so it is kept short (cdc_key_list_max, 1,000 keys by
+    default); without one, the MERGE into the table filters the table by a
+    bloom filter of the batch's keys instead (_cdc_run_merge). No list at
+    all (the statements join the whole table, as correct, only slower) when
+    the batch has
       - more distinct keys than cdc_key_list_max;
       - a null key (a truncate kept as an event: `in` never matches null),
         or a string key that is not UTF-8;
@@ -68,8 +67,6 @@
         select
             count(*) as keys,
             count_if({{ unusable | join(' or ') }}) as unusable_keys,
-            (select coalesce(max(cast(summary['total-records'] as bigint)), 0)
-             from (select summary from {{ run['target'] }}.snapshots order by committed_at desc limit 1)) as table_rows,
             concat_ws(', ', collect_list({{ literal }})) as key_list
         from (
             select distinct `{{ keys | join('`, `') }}`
@@ -81,16 +78,13 @@
     {%- set row = run_query(query).rows[0] -%}
     {%- set usable = row['unusable_keys'] == 0 and 0 < row['keys'] <= limit -%}
     {%- do run.update({'key_types': types}) -%}
-    {%- do run.update({'key_list': row['key_list'] if usable else none, 'key_count': row['keys'],
-                       'table_rows': row['table_rows']}) -%}
+    {%- do run.update({'key_list': row['key_list'] if usable else none}) -%}
 {% endmacro %}
 
 {#- `alias`'s keys are among the batch's (run['key_list']): a predicate on
-    the table's own columns, or '' when there is no list or it is too long
-    to pay here; `merge_rows`: the statement is a MERGE into a table of
-    about that many rows -#}
-{% macro _cdc_keys_in(run, alias, merge_rows=0) %}
-    {%- if not run.get('key_list') or (run['key_count'] > 1000 and run['key_count'] * 100 > merge_rows) -%}
+    the table's own columns, or '' when there is no list -#}
+{% macro _cdc_keys_in(run, alias) %}
+    {%- if not run.get('key_list') -%}
         {{ return('') }}
     {%- endif -%}
     {%- set keys = run['cfg']['keys'] -%}

@@ -46,7 +46,7 @@
     {%- endset -%}
     {%- do run_query(_cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
                                     false, evolved['columns'], empty_target=run['initial'],
-                                    keys_in=_cdc_keys_in(run, 't', run['table_rows']))) -%}
+                                    keys_in=_cdc_keys_in(run, 't'))) -%}
 {% endmacro %}
 
 {#- Which rows of the batch the change log keeps: neither held nor quarantined -#}

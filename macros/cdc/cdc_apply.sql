@@ -101,9 +101,7 @@
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
         'key_list': none,
-        'key_count': 0,
         'key_types': {},
-        'table_rows': 0,
         'nothing_new': false,
         'adaptive': adaptive,
     } -%}

@@ -36,7 +36,9 @@
       cdc_key_list_max            the most distinct keys a batch may have for
                                   the statements that join the table to
                                   filter it by the batch's keys first
-                                  (_cdc_batch_keys; default 20000; 0: never)
+                                  (_cdc_batch_keys; default 1000; 0: never;
+                                  without a list the MERGE filters the table
+                                  by a bloom filter of them, _cdc_run_merge)
       cdc_adaptive_min_bytes      a run whose new files hold fewer bytes runs
                                   its statements with Spark's adaptive query
                                   execution off (default 1048576, 1 MiB; 0:
@@ -84,7 +86,7 @@
         'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates', false),
         'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
         'keep_changes': _cdc_setting('cdc_keep_changes', false),
-        'key_list_max': _cdc_setting('cdc_key_list_max', 20000),
+        'key_list_max': _cdc_setting('cdc_key_list_max', 1000),
         'adaptive_min_bytes': _cdc_setting('cdc_adaptive_min_bytes', 1048576),
     } -%}
     {%- if cfg['sequence_by'] is string -%}

@@ -136,6 +136,16 @@ from changes
 """
 
 
+def _plans_since(spark, after: int) -> dict[int, str]:
+    """The physical plans of the SQL executions Spark ran after execution
+    `after`, by id (Spark's SQL status store, which keeps the last 1,000)."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    executions = spark._jvm.scala.collection.JavaConverters.seqAsJavaListConverter(
+        spark._jsparkSession.sharedState().statusStore().executionsList()).asJava()
+    return {e.executionId(): e.physicalPlanDescription()
+            for e in executions if e.executionId() > after}
+
+
 def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
         spark, schema, project_copy, tmp_path):
     """The statements that join a table by key filter it by the batch's keys
@@ -145,7 +155,9 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     files applied with the key list and without it (`cdc_key_list_max: 0`)
     give the truth computed here from the rows written, row for row: a late
     change older than a delete stays dead (the tombstone was found), a change
-    delivered twice is kept once."""
+    delivered twice is kept once. Without the list, Spark filters the table
+    by a bloom filter of the batch's keys in each MERGE (`_cdc_run_merge`),
+    as the plans Spark ran show."""
     project, landing = project_copy(), tmp_path / "landing"
     models = project / "models" / "silver" / "retail"
     composite = "['email_id', 'row_audit_ts', 'customer_id']"
@@ -181,6 +193,7 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     ]
     # the truth: per key, the change with the highest (phase, commit, sequence) wins
     truth: dict[tuple[str, str, str], tuple[tuple, list[str]]] = {}
+    plans, after = {}, max(_plans_since(spark, -1), default=-1)
     for name, rows in files:
         _write(folder / name, rows)
         for r in rows:
@@ -189,6 +202,8 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
                 truth[key] = (order, r)
         run_dbt(["run", "--select", " ".join(variants)], project_dir=project, schema=schema,
                 vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+        plans.update(_plans_since(spark, after))
+        after = max(plans, default=after)
         expected = sorted((k[0], k[1], int(k[2]), r[4]) for k, (_, r) in truth.items()
                           if r[0] != "D")
         for model in variants:
@@ -213,3 +228,13 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
             seen = [key_filter in sql for name, sql in statements
                     if name == model and re.search(pattern, sql)]
             assert seen and all(f == listed for f in seen), (model, pattern, seen)
+    # a MERGE for the second and the fourth file (the full load is an
+    # insert, the third file's one change is too late to apply): a bloom
+    # filter of the batch's keys on the table's scan only without the list
+    for model, listed in [("slv_keys__listed", True), ("slv_keys__unlisted", False)]:
+        # (a MERGE's plan, and again under the command that ran it)
+        scan = re.compile(rf"BatchScan \S+\.{model} \(")
+        merges = [plan for plan in plans.values()
+                  if "MergeRows" in plan and scan.search(plan) and "CommandResult" not in plan]
+        assert len(merges) == 2, (model, len(merges))
+        assert all(("might_contain(" in plan) != listed for plan in merges), (model, merges[0])

@@ -1,0 +1,37 @@
+{#
+    Run `statement`, a MERGE of a run's batch into a table by key.
+    `whole_table`: it joins the whole table (no key list, _cdc_keys_in, and
+    not an insert into the table this run created).
+
+    A MERGE that may insert joins the table on the side Spark cannot
+    broadcast, so without a filter on the table's own columns it shuffles
+    every stored row. Without a key list (more keys than cdc_key_list_max,
+    or keys no list can hold) it runs with Spark's runtime bloom filter:
+    Spark builds a bloom filter of the batch's keys (one small job) and
+    drops the table's rows whose key is not in it before the shuffle.
+    Spark adds that filter only
+      - to a join that shuffles both sides: so nothing is broadcast in this
+        statement (a batch small enough to broadcast would make Spark skip
+        the filter);
+      - when the table side is at least
+        spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold
+        (10 GB by default): 0 in this statement;
+      - when the batch side is a selective filter over a scan (the batch's
+        scratch files filtered by outcome) of at most
+        spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold
+        (10 MB by default; a larger batch shuffles the table as before).
+    Both settings are reset after the statement; a MERGE that fails leaves
+    them set for the rest of the invocation (as cdc_adaptive_min_bytes
+    leaves adaptive execution off).
+#}
+{% macro _cdc_run_merge(statement, whole_table) %}
+    {%- set settings = {'spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold': '0',
+                        'spark.sql.autoBroadcastJoinThreshold': '-1'} if whole_table else {} -%}
+    {%- for name, value in settings.items() -%}
+        {%- do run_query('set ' ~ name ~ '=' ~ value) -%}
+    {%- endfor -%}
+    {%- do run_query(statement) -%}
+    {%- for name in settings -%}
+        {%- do run_query('reset ' ~ name) -%}
+    {%- endfor -%}
+{% endmacro %}
