@@ -1,7 +1,9 @@
 {#
     Run `statement`, a MERGE of a run's batch into a table by key.
     `whole_table`: it joins the whole table (no key list, _cdc_keys_in, and
-    not an insert into the table this run created).
+    not an insert into the table this run created) and its batch side is
+    the batch's scratch files (not the changes filled from the log,
+    _cdc_fill_from_log, whose own joins must keep their broadcasts).
 
     A MERGE that may insert joins the table on the side Spark cannot
     broadcast, so without a filter on the table's own columns it shuffles
