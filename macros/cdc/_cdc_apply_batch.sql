@@ -16,8 +16,9 @@
     sequence), a Debezium TOAST column a change left unchanged goes with the
     entity's value before the change (_cdc_fill_from_log).
     Each merge filters the table it merges into by the batch's keys when
-    the batch has a key list (_cdc_batch_keys); without one, the MERGE into
-    the table filters it by a bloom filter of them (_cdc_run_merge).
+    the batch has a key list (_cdc_batch_keys); without one, the MERGEs into
+    the table and into its kept changes filter them by a bloom filter of
+    them (_cdc_run_merge).
 #}
 {% macro _cdc_apply_batch(run, counts) %}
     {%- set cfg = run['cfg'] -%}

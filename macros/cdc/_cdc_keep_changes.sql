@@ -33,20 +33,20 @@
     {%- set stored = adapter.get_columns_in_relation(run['changes']) | map(attribute='name') | list -%}
     {%- set columns = run['data_columns'] | map(attribute='name') | list
                       + (['_cdc_extra'] if '_cdc_extra' in run['names'] else []) -%}
+    {%- set filled = run['toast'] and counts['placeholders'] > 0 -%}
+    {#- each change once: its first copy, ranked with the batch's outcomes
+        (_cdc_order_batch) -#}
     {%- set kept -%}
         (select {% for name in columns %}`{{ name }}`, {% endfor %}false as _cdc_is_delete
-        from (
-            select *, row_number() over (
-                partition by `{{ keys | join('`, `') }}` order by _cdc_file, _cdc_row) as _cdc_copy
-            from {{ '(' ~ _cdc_fill_from_log(run, run['changes'], stored) ~ ') as filled'
-                    if run['toast'] and counts['placeholders'] > 0 else run['batch'] }}
-            where {{ _cdc_kept() }}
-        ) as changes
+        from {{ '(' ~ _cdc_fill_from_log(run, run['changes'], stored) ~ ') as filled'
+                if filled else run['batch'] }}
         where _cdc_copy = 1)
     {%- endset -%}
-    {%- do run_query(_cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
-                                    false, evolved['columns'], empty_target=run['initial'],
-                                    keys_in=_cdc_keys_in(run, 't'))) -%}
+    {%- set keys_in = _cdc_keys_in(run, 't') -%}
+    {%- set merge = _cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
+                                   false, evolved['columns'], empty_target=run['initial'],
+                                   keys_in=keys_in) -%}
+    {%- do _cdc_run_merge(merge, whole_table=not keys_in and not run['initial'] and not filled) -%}
 {% endmacro %}
 
 {#- Which rows of the batch the change log keeps: neither held nor quarantined -#}

@@ -228,6 +228,19 @@
         ) as b
         {%- endif %}
     {%- endset -%}
+    {%- if run['changes'] -%}
+        {#- cdc_keep_changes: the first copy of each change the log keeps, by
+            key and sequence (_cdc_copy = 1, null for a row it does not
+            keep), ranked here so that the log's MERGE reads a filter over
+            the batch's files (_cdc_keep_changes) -#}
+        {%- set batch_sql -%}
+            select *,
+                case when {{ _cdc_kept() }} then row_number() over (
+                    partition by {{ _cdc_kept() }}, `{{ _cdc_changes_keys(cfg) | join('`, `') }}`
+                    order by _cdc_file, _cdc_row) end as _cdc_copy
+            from ({{ batch_sql }}) as outcomes
+        {%- endset -%}
+    {%- endif -%}
     {%- do _cdc_scratch_write(run['schema'], batch, batch_sql, folder=batch ~ '/rows') -%}
     {%- if not run['initial'] and run['adaptive'] -%}
         {%- do run_query('drop view if exists ' ~ ranked) -%}

@@ -1,5 +1,6 @@
 {#
-    Run `statement`, a MERGE of a run's batch into a table by key.
+    Run `statement`, a MERGE of a run's batch into a table by key (the
+    model's table, _cdc_apply_batch; its kept changes, _cdc_keep_changes).
     `whole_table`: it joins the whole table (no key list, _cdc_keys_in, and
     not an insert into the table this run created) and its batch side is
     the batch's scratch files (not the changes filled from the log,
@@ -19,7 +20,7 @@
         spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold
         (10 GB by default): 0 in this statement;
       - when the batch side is a selective filter over a scan (the batch's
-        scratch files filtered by outcome) of at most
+        scratch files filtered by outcome, or by _cdc_copy = 1) of at most
         spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold
         (10 MB by default; a larger batch shuffles the table as before).
     Both settings are reset after the statement; a MERGE that fails leaves

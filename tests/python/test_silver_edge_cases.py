@@ -228,13 +228,15 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
             seen = [key_filter in sql for name, sql in statements
                     if name == model and re.search(pattern, sql)]
             assert seen and all(f == listed for f in seen), (model, pattern, seen)
-    # a MERGE for the second and the fourth file (the full load is an
-    # insert, the third file's one change is too late to apply): a bloom
+    # into the table, a MERGE for the second and the fourth file (the full
+    # load is an insert, the third file's one change is too late to apply);
+    # into the kept changes, one for each of those three files: a bloom
     # filter of the batch's keys on the table's scan only without the list
     for model, listed in [("slv_keys__listed", True), ("slv_keys__unlisted", False)]:
-        # (a MERGE's plan, and again under the command that ran it)
-        scan = re.compile(rf"BatchScan \S+\.{model} \(")
-        merges = [plan for plan in plans.values()
-                  if "MergeRows" in plan and scan.search(plan) and "CommandResult" not in plan]
-        assert len(merges) == 2, (model, len(merges))
-        assert all(("might_contain(" in plan) != listed for plan in merges), (model, merges[0])
+        for table, count in [(model, 2), (f"{model}__cdc_changes", 3)]:
+            # (a MERGE's plan, and again under the command that ran it)
+            scan = re.compile(rf"BatchScan \S+\.{table} \(")
+            merges = [plan for plan in plans.values()
+                      if "MergeRows" in plan and scan.search(plan) and "CommandResult" not in plan]
+            assert len(merges) == count, (table, len(merges))
+            assert all(("might_contain(" in plan) != listed for plan in merges), (table, merges[0])
