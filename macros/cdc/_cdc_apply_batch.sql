@@ -73,8 +73,7 @@
         {%- set merge = _cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                        run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
                                        empty_target=run['initial'], keys_in=keys_in) -%}
-        {#- (not the changes filled from the log: its joins would lose their broadcasts) -#}
-        {%- do _cdc_run_merge(merge, whole_table=not keys_in and not run['initial'] and rows == run['batch']) -%}
+        {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch']) -%}
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}

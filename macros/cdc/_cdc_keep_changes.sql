@@ -46,7 +46,7 @@
     {%- set merge = _cdc_merge_sql(run['changes'], kept, log_cfg, run['data_columns'], stored,
                                    false, evolved['columns'], empty_target=run['initial'],
                                    keys_in=keys_in) -%}
-    {%- do _cdc_run_merge(merge, whole_table=not keys_in and not run['initial'] and not filled) -%}
+    {%- do _cdc_run_merge(run, merge, from_scratch=not filled) -%}
 {% endmacro %}
 
 {#- Which rows of the batch the change log keeps: neither held nor quarantined -#}

@@ -1,10 +1,10 @@
 {#
-    Run `statement`, a MERGE of a run's batch into a table by key (the
+    Run `statement`, a MERGE of `run`'s batch into a table by key (the
     model's table, _cdc_apply_batch; its kept changes, _cdc_keep_changes).
-    `whole_table`: it joins the whole table (no key list, _cdc_keys_in, and
-    not an insert into the table this run created) and its batch side is
-    the batch's scratch files (not the changes filled from the log,
-    _cdc_fill_from_log, whose own joins must keep their broadcasts).
+    `from_scratch`: its batch side is the batch's scratch files (not the
+    changes filled from the log, _cdc_fill_from_log, whose own joins must
+    keep their broadcasts). It joins the whole table when the batch has no
+    key list (_cdc_keys_in) and the run did not create the table.
 
     A MERGE that may insert joins the table on the side Spark cannot
     broadcast, so without a filter on the table's own columns it shuffles
@@ -27,7 +27,8 @@
     them set for the rest of the invocation (as cdc_adaptive_min_bytes
     leaves adaptive execution off).
 #}
-{% macro _cdc_run_merge(statement, whole_table) %}
+{% macro _cdc_run_merge(run, statement, from_scratch) %}
+    {%- set whole_table = from_scratch and not run.get('key_list') and not run['initial'] -%}
     {%- set settings = {'spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold': '0',
                         'spark.sql.autoBroadcastJoinThreshold': '-1'} if whole_table else {} -%}
     {%- for name, value in settings.items() -%}
