@@ -370,9 +370,9 @@ WAREHOUSE_TABLES = {
 @pytest.fixture(scope="session")
 def warehouse_run(spark, simulated, tmp_path_factory):
     """Land the batches one by one and `dbt build` the whole project after each
-    (models, snapshots, tests: a failing dbt test fails here; the dbt unit
-    tests in the first build); keep every dimension, snapshot and gold table
-    as it was after each batch."""
+    (models and snapshots; the dbt data tests in the last build, where a
+    failing one fails here; the dbt unit tests in the first); keep every
+    dimension, snapshot and gold table as it was after each batch."""
     from cdc_helpers import Scenario
 
     sim = simulated(**WAREHOUSE_KNOBS)
@@ -384,7 +384,9 @@ def warehouse_run(spark, simulated, tmp_path_factory):
     captures = []
     for batch in range(WAREHOUSE_KNOBS["batches"] + 1):
         scenario.land(batch)
-        scenario.build("fqn:*", unit_tests=batch == 0)
+        # (each batch's tables are compared with the truth by the tests)
+        scenario.build("fqn:*", unit_tests=batch == 0,
+                       data_tests=batch == WAREHOUSE_KNOBS["batches"])
         captures.append({
             name: [row.asDict() for row in spark.table(f"t_wh_{layer}.{name}").collect()]
             for layer, names in WAREHOUSE_TABLES.items() for name in names

@@ -44,7 +44,7 @@ def _run(spark, sim: Path, base: Path, schema: str, tables=tuple(TABLES),
     states = []
     for batch in BATCHES:
         scenario.land(batch)
-        scenario.build()
+        scenario.build(data_tests=batch == BATCHES[-1])  # (states: every batch's, below)
         ADAPTIVE_AFTER.setdefault(schema, []).append(spark.conf.get("spark.sql.adaptive.enabled"))
         states.append({t: silver_state(spark, schema, t,
                                        "not is_deleted" if vars.get("cdc_delete_mode") == "soft"
