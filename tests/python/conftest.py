@@ -20,6 +20,11 @@ child JVM uses a little over one; the children run at a lower priority
 slow them down. Each such test waits for its work's outcome
 at the end of the session and fails as the work did. Under xdist the work runs
 inside its test, as any other.
+
+dbt parses the whole project whenever a test's schema or vars differ from the
+last parse (most tests' first invocation): the session reuses the macros of
+an earlier parse of the same files instead of parsing them again
+(`_dbt_macro_cache.py`).
 """
 
 from __future__ import annotations
@@ -37,8 +42,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _dbt_macro_cache
 import pytest
 from lakehouse_cdc import PROJECT_ROOT
+
+_dbt_macro_cache.install()
 
 #: work handed out first, longest first (seconds in CI, 2026-11-24): the
 #: crash test (960-1160, cold child JVMs), the warehouse group (about 430 to

@@ -91,3 +91,45 @@ def test_statements_run_under_the_profile_settings(spark, fixture_project, tmp_p
             project_dir=project, target_path=tmp_path / "target")
     assert getattr(spark_session.Cursor.execute, "_lakehouse", False), "not installed"
     assert spark.conf.get("spark.sql.shuffle.partitions") == expected
+
+
+
+def test_reused_macros_equal_a_fresh_parse(tmp_path):
+    """The session reuses the macros of an earlier whole-project parse
+    (`_dbt_macro_cache.py`): a parse with other vars and another schema that
+    reuses them gives the same manifest (macros, their dependencies, models)
+    as a fresh parse of the same inputs."""
+    import _dbt_macro_cache
+    from lakehouse_cdc import copy_project
+
+    project = copy_project(tmp_path / "project")  # a folder no parse has seen
+
+    def parse(schema: str, landing: str, target: str):
+        # a target folder of its own: a whole-project parse each time
+        return run_dbt(["parse", "--no-write-json"], project_dir=project, schema=schema,
+                       vars={"landing_root": str(tmp_path / landing)},
+                       target_path=tmp_path / target).result
+
+    first = parse("parse_a", "a", "first")
+    reused = parse("parse_b", "b", "reused")
+    with _dbt_macro_cache.bypassed():
+        fresh = parse("parse_b", "b", "fresh")
+    # the second parse took the first one's macros: dbt stamps each macro it
+    # makes (and each one its YAML documents, again)
+    assert reused.macros.keys() == first.macros.keys()
+    unpatched = [m for m in reused.macros if reused.macros[m].patch_path is None]
+    assert len(unpatched) > 500
+    assert [m for m in unpatched if reused.macros[m].created_at != first.macros[m].created_at] == []
+    assert [m for m in unpatched if fresh.macros[m].created_at <= first.macros[m].created_at] == []
+    # and it is what a fresh parse of its inputs gives
+    for kind in ("macros", "nodes", "sources", "docs"):
+        mine, theirs = getattr(reused, kind), getattr(fresh, kind)
+        assert mine.keys() == theirs.keys(), kind
+        assert [n for n in mine if _without_time(mine[n]) != _without_time(theirs[n])] == [], kind
+    assert sum(len(m.depends_on.macros) for m in reused.macros.values()) > 100
+
+
+def _without_time(node) -> dict:
+    data = node.to_dict()
+    data.pop("created_at", None)
+    return data
