@@ -1,10 +1,10 @@
 """Child process of test_silver_crash.py: its own Spark JVM and metastore.
 
-    python _crash_child.py build SIM LANDING SCHEMA LOGDIR SELECT [BATCH ...]
+    python _crash_child.py build SIM LANDING SCHEMA LOGDIR SELECT [BATCH ...] [--dump OUT.json]
         land the given batches, then dbt run the SELECT models (a
-        space-separated dbt selection)
-    python _crash_child.py dump SCHEMA OUT.json
-        write every silver table's and dimension's rows and the file log as JSON
+        space-separated dbt selection); with --dump, then write every silver
+        table's and dimension's rows and the file log as JSON (in the same
+        JVM: one cold JVM less than a child of its own)
     python _crash_child.py follow OUT.json FOLLOW_ARGS...
         `lakehouse follow FOLLOW_ARGS` in this process, then the dump of its
         --schema (test_follow.py: one JVM for both)
@@ -96,6 +96,8 @@ def main(argv: list[str]) -> int:
     spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
     if argv[0] == "build":
         sim, landing, schema, logdir, select, *batches = argv[1:]
+        dump = batches[batches.index("--dump") + 1] if "--dump" in batches else None
+        batches = batches[:batches.index("--dump")] if dump else batches
         scenario = Scenario(Path(sim), Path(landing), schema)
         for batch in batches:
             scenario.land(int(batch))
@@ -105,8 +107,8 @@ def main(argv: list[str]) -> int:
         run_dbt(["run", "--select", *select.split(), "--log-path", logdir],
                 schema=schema, vars={"landing_root": landing},
                 target_path=Path(logdir).parent / "target")
-    elif argv[0] == "dump":
-        _dump(spark, *argv[1:])
+        if dump:
+            _dump(spark, schema, dump)
     elif argv[0] == "follow":
         from lakehouse_cdc.cli import main as lakehouse
 

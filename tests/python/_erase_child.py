@@ -6,12 +6,15 @@ admits one process), so that an erasure can be killed with SIGKILL.
         [line, ...]}, JSON) to the landed files, dbt build everything, dump
         every table to OUT.json; with SUBJECT (customer_id=N) erase it
         afterwards (the test kills it)
-    python _erase_child.py erase-twice LANDING SCHEMA SUBJECT OUT.json ROWS.json
+    python _erase_child.py erase-twice LANDING SCHEMA SUBJECT OUT.json ROWS.json \
+            [SIM BATCH LATER.json]
         try a build (refused: the killed erasure holds the build lock), erase
         SUBJECT, erase it again, dump (with both runs' figures); then for each
         {model_name, record, ...} of ROWS.json: put it into the silver
         quarantine, run the certificate, take it out (OUT.json's "found": what
-        each certificate found)
+        each certificate found). With SIM BATCH LATER.json, then print
+        "[child] erased", wait for a line on stdin (the test checks the files
+        on disk meanwhile) and do what `build` does with BATCH, in this JVM
 """
 
 from __future__ import annotations
@@ -83,20 +86,12 @@ def main(argv: list[str]) -> int:
 
     if argv[0] == "build":
         sim, landing, schema, batch, out, *subject = argv[1:]
-        scenario = Scenario(Path(sim), Path(landing), schema)
-        scenario.land(int(batch))
-        for path, lines in json.loads(os.environ.get("ERASE_TEST_APPEND", "{}")).items():
-            with open(Path(landing) / path, "a", encoding="utf-8") as handle:
-                handle.writelines(lines)
-        # (the data tests are not run: this test asserts on the tables itself)
-        scenario.build("fqn:*", data_tests=False)
-        Path(out).write_text(json.dumps(dump(spark, schema)))
-        say("[child] built")
+        land_and_build(spark, sim, landing, schema, batch, out)
         if subject:
             key, value = subject[0].split("=")
             erase(schema, key, value, by="test", vars=_vars(landing), log=say)
     elif argv[0] == "erase-twice":
-        landing, schema, subject, out, rows = argv[1:]
+        landing, schema, subject, out, rows, *later = argv[1:]
         key, value = subject.split("=")
         # the killed erasure still holds the build lock: a build is refused
         lock = [{k: canon(v) for k, v in r.asDict().items()}
@@ -120,7 +115,26 @@ def main(argv: list[str]) -> int:
         state["lock_after_kill"], state["build_refused"] = lock, refused
         state["found"] = put_back_and_certify(spark, landing, schema, key, value, rows)
         Path(out).write_text(json.dumps(state))
+        if later:
+            say("[child] erased")
+            sys.stdin.readline()
+            sim, batch, later_out = later
+            land_and_build(spark, sim, landing, schema, batch, later_out)
     return 0
+
+
+def land_and_build(spark, sim: str, landing: str, schema: str, batch: str, out: str) -> None:
+    """Land `batch`, append the lines of $ERASE_TEST_APPEND, build everything
+    and dump every table to `out`."""
+    scenario = Scenario(Path(sim), Path(landing), schema)
+    scenario.land(int(batch))
+    for path, lines in json.loads(os.environ.get("ERASE_TEST_APPEND", "{}")).items():
+        with open(Path(landing) / path, "a", encoding="utf-8") as handle:
+            handle.writelines(lines)
+    # (the data tests are not run: this test asserts on the tables itself)
+    scenario.build("fqn:*", data_tests=False)
+    Path(out).write_text(json.dumps(dump(spark, schema)))
+    say("[child] built")
 
 
 if __name__ == "__main__":

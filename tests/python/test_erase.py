@@ -7,7 +7,8 @@
 2. erase again (completes), and once more (a no-op); the certificate finds
    the subject's quarantined raw line when it is put back;
 3. land batch 1, which carries changes of the subject (one of them a line
-   quarantined as written), and build.
+   quarantined as written), and build (in the JVM of step 2, once the test
+   has checked the files on disk).
 
 Expectations come from the simulator's truth files and from the tables as
 they were before the erasure, never from the code under test; the files on
@@ -25,6 +26,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -142,23 +144,38 @@ def _files_with_subject(roots: list[Path], subject: str, orders: set[str]) -> li
 
 
 def _child(work, home: Path, java_options: str, *args: str, kill_on: str | None = None,
-           append: dict[str, list[str]] | None = None) -> bool:
+           append: dict[str, list[str]] | None = None,
+           pause: tuple[str, Callable[[], None]] | None = None) -> bool:
+    """Run the child; True when it was killed on the line `kill_on`. On the
+    line `pause[0]` it waits while `pause[1]` runs (the child is killed if
+    that fails)."""
     env = {**work.env, "LAKEHOUSE_HOME": str(home), "LAKEHOUSE_SHUFFLE_PARTITIONS": "2",
            "ERASE_TEST_APPEND": json.dumps(append or {}), "LAKEHOUSE_JAVA_OPTIONS": java_options}
     env.pop("LAKEHOUSE_ERASURE_PEPPER", None)  # the key hashes are checked below
     proc = work.popen([sys.executable, str(CHILD), *args], env=env, text=True,
-                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = []
-    assert proc.stdout is not None
+                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out, paused = [], False
+    assert proc.stdout is not None and proc.stdin is not None
     for line in proc.stdout:
         out.append(line)
         if kill_on and line.startswith(kill_on):
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             return True
+        if pause and line.startswith(pause[0]):
+            try:
+                pause[1]()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            paused = True
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
     proc.wait(timeout=60)
     assert proc.returncode == 0, "".join(out)[-4000:]
     assert kill_on is None, f"the child ended before {kill_on!r}:\n" + "".join(out)[-3000:]
+    assert paused or not pause, f"the child never printed {pause[0]!r}"
     return False
 
 
@@ -230,67 +247,70 @@ def _erase_killed_and_rerun(work) -> None:
     put_back.write_text(json.dumps([
         {k: raw0[0][k] for k in ("model_name", "file_path", "reason", "record")},
         {"model_name": raw0[0]["model_name"], "record": decoy_line.getvalue()}]))
-    _child(work, home, jvm, "erase-twice", str(landing), SCHEMA, arg, str(after_json),
-           str(put_back))
-    after = json.loads(after_json.read_text())
-    # the put-back line is found in the table and, on disk, in the quarantine's data file
-    put_found, decoy_found = after["found"]
-    in_files = [f for f in put_found if f.startswith("file ")]
-    assert sorted(put_found) == sorted([*in_files, f"table {quarantine}"]), put_found
-    assert len(in_files) == 1 and "/cdc_quarantine/" in in_files[0], put_found
-    assert in_files[0].endswith("(a quarantined record)"), put_found
-    assert decoy_found == [], decoy_found
-    # the killed erasure held the build lock (on here, as on a shared catalog) and a
-    # build was refused; the re-run took the lock back and released it at its end
-    [held] = after["lock_after_kill"]
-    assert held["holder"].startswith("erase-"), held
-    assert "lakehouse lock busy" in after["build_refused"], after["build_refused"][-2000:]
-    assert [r["holder"] for r in after["tables"][f"{SCHEMA}_ops.lakehouse_lock"]] == [None]
-    first, second = after["runs"]
-    assert first["clean"] and second["clean"] and first["files"] > 0 and first["tables"] > 0
-    assert first["rewritten"] > 0, "the killed run had not rewritten landing files yet"
-    assert (second["removed"], second["rewritten"]) == (0, 0), second
-    data_snapshots = {t: n for t, n in second["snapshots"].items() if "_ops." not in t}
-    assert data_snapshots == {t: n for t, n in first["snapshots"].items() if "_ops." not in t}
 
-    _assert_truth_without_subject(after, sim, 0, subject, orders)
-    assert not _files_with_subject([home / "warehouse", landing], subject, orders)
-    assert not [r for r in after["tables"][quarantine] if r["record"] == raw0[0]["record"]]
+    def erased() -> None:
+        """Run while the child waits, before the later batch lands."""
+        after = json.loads(after_json.read_text())
+        # the put-back line is found in the table and, on disk, in the quarantine's data file
+        put_found, decoy_found = after["found"]
+        in_files = [f for f in put_found if f.startswith("file ")]
+        assert sorted(put_found) == sorted([*in_files, f"table {quarantine}"]), put_found
+        assert len(in_files) == 1 and "/cdc_quarantine/" in in_files[0], put_found
+        assert in_files[0].endswith("(a quarantined record)"), put_found
+        assert decoy_found == [], decoy_found
+        # the killed erasure held the build lock (on here, as on a shared catalog) and a
+        # build was refused; the re-run took the lock back and released it at its end
+        [held] = after["lock_after_kill"]
+        assert held["holder"].startswith("erase-"), held
+        assert "lakehouse lock busy" in after["build_refused"], after["build_refused"][-2000:]
+        assert [r["holder"] for r in after["tables"][f"{SCHEMA}_ops.lakehouse_lock"]] == [None]
+        first, second = after["runs"]
+        assert first["clean"] and second["clean"] and first["files"] > 0 and first["tables"] > 0
+        assert first["rewritten"] > 0, "the killed run had not rewritten landing files yet"
+        assert (second["removed"], second["rewritten"]) == (0, 0), second
+        data_snapshots = {t: n for t, n in second["snapshots"].items() if "_ops." not in t}
+        assert data_snapshots == {t: n for t, n in first["snapshots"].items() if "_ops." not in t}
 
-    # rewritten landing files kept their modification time; some did shrink
-    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
-    assert any(p.stat().st_size < sizes[p] for p in mtimes)
+        _assert_truth_without_subject(after, sim, 0, subject, orders)
+        assert not _files_with_subject([home / "warehouse", landing], subject, orders)
+        assert not [r for r in after["tables"][quarantine] if r["record"] == raw0[0]["record"]]
 
-    # everything else is as it was: other subjects' rows untouched, marts recomputed
-    marts = _expected_marts(before, subject, orders)
-    for name in before["tables"]:
-        if name.split(".")[0] not in (f"{SCHEMA}_dimensions", f"{SCHEMA}_gold",
-                                      f"{SCHEMA}_snapshots"):
-            continue
-        kept = marts.get(name) or Counter(json.dumps(r, sort_keys=True)
-                                          for r in before["tables"][name]
-                                          if not _is_subject(r, subject, orders))
-        assert _rows(after, name) == kept, f"{name} changed beyond the subject"
+        # rewritten landing files kept their modification time; some did shrink
+        assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+        assert any(p.stat().st_size < sizes[p] for p in mtimes)
 
-    [ledger] = after["tables"][f"{SCHEMA}_ops.erasure_ledger"]
-    assert (ledger["status"], ledger["step"], ledger["requested_by"]) == (
-        "completed", "certified", "test")
-    assert int(ledger["rows_removed"]) > 0 and f"{SCHEMA}_silver.slv_retail__orders" in (
-        ledger["tables_touched"])
-    # hashes, not values
-    assert ledger["subject_key"] == "customer_id" and len(ledger["subject_hash"]) == 64
-    keys = after["tables"][f"{SCHEMA}_ops.erasure_keys"]
-    assert {k["key_name"] for k in keys} == {"customer_id", "order_id"}
-    # (no pepper set here: the hash is sha256("order_id=<id>"))
-    landed_orders = {v["order_id"] for v in read_versions(sim, "orders")
-                     if v["customer_id"] == subject and v["batch"] == "0"}
-    assert {hashlib.sha256(f"order_id={o}".encode()).hexdigest() for o in landed_orders} <= {
-        k["key_hash"] for k in keys if k["key_name"] == "order_id"}
+        # everything else is as it was: other subjects' rows untouched, marts recomputed
+        marts = _expected_marts(before, subject, orders)
+        for name in before["tables"]:
+            if name.split(".")[0] not in (f"{SCHEMA}_dimensions", f"{SCHEMA}_gold",
+                                          f"{SCHEMA}_snapshots"):
+                continue
+            kept = marts.get(name) or Counter(json.dumps(r, sort_keys=True)
+                                              for r in before["tables"][name]
+                                              if not _is_subject(r, subject, orders))
+            assert _rows(after, name) == kept, f"{name} changed beyond the subject"
 
-    # 3. a later batch carries the subject's changes: built, and removed again
+        [ledger] = after["tables"][f"{SCHEMA}_ops.erasure_ledger"]
+        assert (ledger["status"], ledger["step"], ledger["requested_by"]) == (
+            "completed", "certified", "test")
+        assert int(ledger["rows_removed"]) > 0 and f"{SCHEMA}_silver.slv_retail__orders" in (
+            ledger["tables_touched"])
+        # hashes, not values
+        assert ledger["subject_key"] == "customer_id" and len(ledger["subject_hash"]) == 64
+        keys = after["tables"][f"{SCHEMA}_ops.erasure_keys"]
+        assert {k["key_name"] for k in keys} == {"customer_id", "order_id"}
+        # (no pepper set here: the hash is sha256("order_id=<id>"))
+        landed_orders = {v["order_id"] for v in read_versions(sim, "orders")
+                         if v["customer_id"] == subject and v["batch"] == "0"}
+        assert {hashlib.sha256(f"order_id={o}".encode()).hexdigest() for o in landed_orders} <= {
+            k["key_hash"] for k in keys if k["key_name"] == "order_id"}
+
+    # 3. then, in the same JVM, a later batch carries the subject's changes
+    # (one of them a line quarantined as written): built, and removed again
     path1, line1 = _quarantined_line(sim, 1, subject)
-    _child(work, home, jvm, "build", str(sim), str(landing), SCHEMA, "1", str(later_json),
-           append={path1: [line1]})
+    _child(work, home, jvm, "erase-twice", str(landing), SCHEMA, arg, str(after_json),
+           str(put_back), str(sim), "1", str(later_json), append={path1: [line1]},
+           pause=("[child] erased", erased))
     later = json.loads(later_json.read_text())
     _assert_truth_without_subject(later, sim, 1, subject, orders)
     # its raw line was quarantined by the build and removed by the post-hook

@@ -104,11 +104,11 @@ def _killed_and_rerun(work) -> None:
         elif new:
             scale = len(_writes(report))  # the writes of a run with new files
     batch = landed
-    # the last run, uninterrupted
-    _child(work, home, child_java_options(), "build", *common, str(logs / "final"), SELECT)
-    work.note("killed at:\n  " + "\n  ".join(kills))
+    # the last run, uninterrupted, then the tables read in the same JVM
     out = tmp_path / "state.json"
-    _child(work, home, child_java_options(), "dump", schema, str(out))
+    _child(work, home, child_java_options(), "build", *common, str(logs / "final"), SELECT,
+           "--dump", str(out))
+    work.note("killed at:\n  " + "\n  ".join(kills))
 
     state = json.loads(out.read_text())
     for table in CHECKED:
