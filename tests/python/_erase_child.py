@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cdc_helpers import Scenario, canon, interpreted, silver_state  # noqa: E402
+from cdc_helpers import Scenario, canon, silver_state  # noqa: E402
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
@@ -82,7 +82,6 @@ def _vars(landing: str) -> dict:
 
 def main(argv: list[str]) -> int:
     spark = get_spark()
-    interpreted(spark)
     from lakehouse_cdc.erase import erase
 
     if argv[0] == "build":

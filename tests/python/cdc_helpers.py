@@ -19,24 +19,6 @@ SILVER = {name: f"slv_retail__{name}" for name in TABLES}
 #: the current-state silver models only (their change-log twins read the same
 #: files through the same macros and are built by the whole-project tests)
 STATE_MODELS = " ".join(SILVER.values())
-#: Spark settings for the tests' sessions (the suite's own and the crash,
-#: follow and erasure children): their tables hold tens to thousands of rows,
-#: and compiling Spark's generated code costs more than it saves. Whole-project
-#: builds, 2026-11-29 on the 2-core machine: 12% faster in a warm JVM (137 s
-#: against 155 for three batches), 15-19% in a fresh one. The results are the
-#: same. The run-command and cluster tests, the benchmark and users keep
-#: Spark's default (generated code).
-INTERPRETED = {"spark.sql.codegen.wholeStage": "false",
-               "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-
-
-def interpreted(spark) -> None:
-    """Apply `INTERPRETED` to a running Spark session (runtime settings: the
-    profile's settings, which dbt applies per invocation, do not name them)."""
-    for key, value in INTERPRETED.items():
-        spark.conf.set(key, value)
-
-
 #: for the dbt invocations a test repeats (a build per batch) and whose
 #: artifacts no test reads: dbt then skips writing manifest.json (1.3 MB,
 #: twice per invocation) and run_results.json

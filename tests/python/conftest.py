@@ -274,11 +274,9 @@ def _dbt_target_per_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 @pytest.fixture(scope="session")
 def spark(lakehouse_home: Path):
-    from cdc_helpers import interpreted
     from lakehouse_cdc.spark import get_spark
 
     session = get_spark()
-    interpreted(session)
     yield session
     session.stop()
 
