@@ -5,7 +5,7 @@ the `--vars` or the profile's connection settings (the schema among them)
 differ from its last invocation with the same target folder. Almost every
 test brings its own schema and landing folder, so most of the suite's dbt
 invocations parse the whole project, at 4-5 s each on the 2-core machine,
-about 60% of it in the macros (dbt's, dbt-spark's and ours: 1,300 macros,
+about 60% of it in the macros (dbt's, dbt-spark's and ours: 676 macros,
 each parsed, then scanned for the macros it calls). Neither step reads vars
 or the schema: a macro's text is parsed, not rendered.
 
@@ -14,8 +14,8 @@ tests) are the same files with the same checksums as an earlier parse's,
 for the same project folder, adapter, dispatch settings and flags, is given
 copies of that parse's macros (with the macro dependencies dbt found) instead
 of parsing them again; everything else (models, YAML, tests, sources, docs,
-vars) is parsed as dbt always does. `test_foundation.py` proves the macros
-are the same as a fresh parse's. dbt's partial parsing does the same for
+vars) is parsed as dbt always does. `test_foundation.py` proves that such a
+parse gives what a fresh parse of the same inputs gives. dbt's partial parsing does the same for
 the macros when it runs: it keeps the saved manifest's macros whose files did
 not change.
 """
@@ -72,9 +72,10 @@ def install() -> None:
         parsed = _parsed.get(key)
         if parsed is None:
             parse(loader, project_parser_files)
+            files = key[-1]
             _parsed[key] = [(file_id, [loader.manifest.macros[uid].to_dict()
                                        for uid in loader.manifest.files[file_id].macros])
-                            for _, _, _, _, files in [key] for file_id, _ in files]
+                            for file_id, _ in files]
             return
         for file_id, macros in parsed:
             for macro in macros:
