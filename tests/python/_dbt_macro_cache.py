@@ -15,9 +15,9 @@ for the same project folder, adapter, dispatch settings and flags, is given
 copies of that parse's macros (with the macro dependencies dbt found) instead
 of parsing them again; everything else (models, YAML, tests, sources, docs,
 vars) is parsed as dbt always does. `test_foundation.py` proves that such a
-parse gives what a fresh parse of the same inputs gives. dbt's partial parsing does the same for
-the macros when it runs: it keeps the saved manifest's macros whose files did
-not change.
+parse gives what a fresh parse of the same inputs gives. dbt's partial
+parsing does the same for the macros when it runs: it keeps the saved
+manifest's macros whose files did not change.
 """
 
 from __future__ import annotations
