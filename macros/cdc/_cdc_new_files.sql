@@ -212,8 +212,9 @@
 {#- Whether `schema`.`identifier` exists, by its name only. Not dbt's
     get_relation: the bronze schema is not in dbt's cache, and listing it
     uncached (`show table extended`) reads every table's metadata, which
-    fails while another thread drops its `__new_lines__` table: dbt-spark
-    then reports the schema empty (seen on the cluster target, 4 threads). -#}
+    fails while another thread drops a table (each run dropped its
+    `__new_lines__` table until 2026-11-29): dbt-spark then reports the
+    schema empty (seen on the cluster target, 4 threads). -#}
 {% macro _cdc_table_exists(schema, identifier) %}
     {%- if run_query('show schemas like ' ~ sql_string(schema)).rows | length == 0 -%}
         {{ return(false) }}
@@ -397,13 +398,18 @@
 
 {#
     The lines of just the new files, as an external text table
-    `<source>__new_lines__<model>` in the bronze schema (re-created by each
-    run with new files;
-    dropping it never touches the files): its path is a glob naming each new
-    file, so a run reads the files landed since the last one, not every file
-    ever landed (a `_metadata.file_path` filter on the whole folder's table
-    does not prune the scan). CSV and Debezium only: Parquet files are read
-    one by one anyway.
+    `<source>__new_lines__<model>` in the bronze schema (dropping it never
+    touches the files): its path is a glob naming each new file, so a run
+    reads the files landed since the last one, not every file ever landed
+    (a `_metadata.file_path` filter on the whole folder's table does not
+    prune the scan). CSV and Debezium only: Parquet files are read one by
+    one anyway. Made once, then each run with new files points it at them
+    (`alter table ... set location`, which refreshes Spark's cached listing
+    of it): two statements instead of a drop, a create and a refresh
+    (builds of the sample, 2026-11-29, the 2-core machine: 0.075 s per run
+    in an hour about 40 % slower, against 0.146 s). Not a temporary view:
+    Spark 3.5 does not pass a file source's `_metadata` columns through a
+    view, and the lines read them.
 #}
 {% macro _cdc_new_lines_table(node) -%}
     {{ return(node.schema ~ '.' ~ (node.identifier or node.name) ~ '__new_lines__' ~ this.identifier) }}
@@ -435,8 +441,10 @@
         {%- endfor -%}
         {%- do names.append(name) -%}
     {%- endfor -%}
-    {%- do _bronze_external_table(table, ['value'], 'text',
-                                  {'path': folder ~ '/{' ~ names | join(',') ~ '}', 'lineSep': '\n'}) -%}
+    {%- set glob = sql_string(folder ~ '/{' ~ names | join(',') ~ '}') -%}
+    {%- do run_query('create table if not exists ' ~ table ~ " (`value` string) using text options ('lineSep' '\\n', 'path' "
+                     ~ glob ~ ')') -%}
+    {%- do run_query('alter table ' ~ table ~ ' set location ' ~ glob) -%}
 {% endmacro %}
 
 {#- The deepest folder that holds every path of `paths` (file paths or
