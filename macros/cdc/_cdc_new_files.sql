@@ -406,8 +406,9 @@
     one anyway. Made once, then each run with new files points it at them
     (`alter table ... set location`, which refreshes Spark's cached listing
     of it): two statements instead of a drop, a create and a refresh
-    (builds of the sample, 2026-11-29, the 2-core machine: 0.075 s per run
-    in an hour about 40 % slower, against 0.146 s). Not a temporary view:
+    (builds of the sample, 2026-11-29, the 2-core machine: about 0.075 s
+    per run, in a run whose other statements were 34-42 % slower, against
+    0.146 s; docs/benchmark.md). Not a temporary view:
     Spark 3.5 does not pass a file source's `_metadata` columns through a
     view, and the lines read them.
 #}
