@@ -7,7 +7,9 @@
     are those of the model's rows, and those `gold_changed_only` listed for
     this run (so an entity that produces no row any more is deleted). A run
     that recomputed nothing commits nothing; one whose inputs did not change
-    (gold_changed_only) does not even compute its rows.
+    (gold_changed_only, or a model whose SQL carries
+    replace_by_key_nothing_recomputed, as scd2_history's does) does not even
+    compute its rows.
 
         config(incremental_strategy='replace_by_key', unique_key='customer_sk',
                meta={'replace_key': 'customer_id'})
@@ -32,6 +34,10 @@
         {{ return('select 0 as replaced') }}
     {%- endif -%}
     {%- set has_listed = listed | lower in views -%}
+    {%- if not has_listed and replace_by_key_nothing_recomputed() in (model.compiled_code or '') -%}
+        {%- do log(model.name ~ ': no input loaded since the last build, nothing to replace', info=true) -%}
+        {{ return('select 0 as replaced') }}
+    {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {#- the recomputed rows, computed once and written to scratch files
         (the merge reads them three times; with `cache table` on the model's
@@ -51,6 +57,14 @@
     {%- endif -%}
     {{ return('select 0 as replaced') }}
 {% endmacro %}
+
+{#- The comment a model's SQL carries when the model knows, at compile
+    time, that no entity needs recomputing (its SQL then returns no row):
+    replace_by_key then runs nothing, not even the query. Named after the
+    invocation, so SQL compiled by an earlier command never matches. -#}
+{% macro replace_by_key_nothing_recomputed() -%}
+    /* replace_by_key: nothing to recompute in run {{ invocation_id }} */
+{%- endmacro %}
 
 {% macro _replace_by_key_merge(source, target, columns, unique_key, entity, entities) %}
     {%- set old_key = 'old.' ~ unique_key | join(', old.') -%}

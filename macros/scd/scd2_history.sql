@@ -23,7 +23,8 @@
     incremental run only entities with log rows loaded since the last build
     are recomputed (whole history per entity, replaced by `replace_by_key`);
     when no log has a row loaded since, a run (not a compile) reads no more
-    than that: the SQL is the table's columns and no row.
+    than that: the SQL is the table's columns and no row, marked so that
+    replace_by_key runs nothing (replace_by_key_nothing_recomputed).
     Each row carries when it was written (`_dim_loaded_at`: facts re-point
     the entities rebuilt since their own last build).
     Versions from the full load start at 1900-01-01 (nothing earlier is
@@ -32,7 +33,7 @@
 #}
 {% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
     {%- if is_incremental() and flags.WHICH in ('run', 'build') and not _scd2_loaded_since(sources) -%}
-        {{ return('select * from ' ~ this ~ ' where false') }}
+        {{ return(replace_by_key_nothing_recomputed() ~ '\nselect * from ' ~ this ~ ' where false') }}
     {%- endif -%}
     {#- _src breaks the tie between sources changed at one instant (e.g. the
         full load), so the last row of an instant has seen all of it -#}

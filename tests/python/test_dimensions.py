@@ -5,6 +5,7 @@ snapshots equal the truth as of each run; surrogate keys are stable."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 from cdc_helpers import canon, diff
@@ -108,18 +109,29 @@ def test_unknown_member_row(built, spark):
 
 def test_rebuild_without_new_files_keeps_dimensions(built, spark):
     """Nothing landed: the dimensions keep their rows and get no new Iceberg
-    snapshot (replace_by_key commits nothing when no key was touched)."""
+    snapshot (replace_by_key commits nothing when no key was touched), and
+    do not even compute their rows: nothing is written to the scratch files
+    the recomputed rows of a run go to."""
     scenario, history, _ = built
 
     def snapshots(dim: str) -> int:
         return spark.sql(f"select count(*) from t_wh_dimensions.{dim}.snapshots").collect()[0][0]
 
+    warehouse = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"))
+
+    def scratch(dim: str) -> list[tuple[str, int]]:
+        folder = warehouse / "_cdc_scratch" / "t_wh_dimensions" / f"{dim}__replaced"
+        return sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir())
+
     before = {dim: snapshots(dim) for dim in DIMENSIONS}
+    written = {dim: scratch(dim) for dim in DIMENSIONS}
+    assert all(written.values()), written  # the earlier builds wrote (and emptied) them
     scenario.build("fqn:*")
     for dim in DIMENSIONS:
         rows = [r.asDict() for r in spark.table(f"t_wh_dimensions.{dim}").collect()]
         assert _rows(rows, dim, sk=True) == history[-1][dim]
         assert snapshots(dim) == before[dim], f"{dim}: a build with nothing new committed"
+        assert scratch(dim) == written[dim], f"{dim}: a build with nothing new computed its rows"
 
 
 def test_snapshot_kind_dimension_view(built, spark):
