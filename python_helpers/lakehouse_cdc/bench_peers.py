@@ -485,6 +485,12 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
     machine = (f"{platform.machine()}, {os.cpu_count()} cores, "
                f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
                f"load average at the end {os.getloadavg()[0]:.1f}")
+    if not results:  # the sample's builds alone (--sizes "")
+        lines = [f"`lakehouse bench --peers --sizes \"\"` on {dt.date.today().isoformat()}, "
+                 f"{machine}; one Spark process (local[2])."]
+        if noop is not None:
+            lines += ["", _noop_line(noop)]
+        return "\n".join(lines)
     lines = [f"`lakehouse bench --peers --sizes {','.join(str(r.rows) for r in results)} "
              f"--changes {args.changes} --repeat-rate {args.repeat_rate}` on "
              f"{dt.date.today().isoformat()}, {machine}; one Spark process (local[2]), "
@@ -517,11 +523,14 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
         lines += ["", f"Project t({last.rows:,}) / t({first.rows:,}): "
                   f"{last.project / first.project:.2f}"]
     if noop is not None:
-        lines += ["", f"Sample project (`lakehouse run` data): first `dbt build` "
-                  f"{noop[0]:.1f}s; again with nothing landed {noop[1]:.1f}s, and "
-                  f"{noop[2]:.1f}s without the unit tests (`--exclude-resource-type unit_test`, "
-                  "a production build)."]
+        lines += ["", _noop_line(noop)]
     return "\n".join(lines)
+
+
+def _noop_line(noop: tuple[float, float, float]) -> str:
+    return (f"Sample project (`lakehouse run` data): first `dbt build` {noop[0]:.1f}s; again "
+            f"with nothing landed {noop[1]:.1f}s, and {noop[2]:.1f}s without the unit tests "
+            "(`--exclude-resource-type unit_test`, a production build).")
 
 
 def plot(results: list[SizeResult], path: Path) -> None:

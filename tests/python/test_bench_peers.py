@@ -27,6 +27,10 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
 
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
     assert "| 1,500 | 88 |" in text
+    # the sample's builds alone (`--sizes ""`): no empty tables of sizes
+    text = report([], (120.0, 21.5, 16.3), argparse.Namespace(changes=80, repeat_rate=0.1))
+    assert "| table rows |" not in text
+    assert "nothing landed 21.5s, and 16.3s without the unit tests" in text
 
 
 def test_sources_run_applies_the_new_files_of_each_table(spark, schema, tmp_path):
