@@ -10,11 +10,11 @@
 
     The listing of every model a `dbt run`/`build` selected is made once, at
     its start, in one Spark job (_cdc_list_run_files, called by the
-    on-run-start hook after staging): a model then only reads its rows of
-    it (a small scan of scratch files), and a model with nothing new not
-    even that: the hook marks the models with new files with views named
-    after them (_cdc_run_listing_has_new). A model run without that listing
-    (hooks skipped) lists its source itself.
+    on-run-start hook after staging), which leaves each model the files it
+    needs as values in a view named after it: a model then reads them
+    without a Spark job, and a model with nothing new finds no such view.
+    A model run without that listing (hooks skipped), or one the hook did
+    not foresee as a first run or full refresh, lists its source itself.
 
     Returns {'paths': the data files' paths, for bronze_select();
     'nothing_new': an incremental run found no file at all, not even a
@@ -29,38 +29,30 @@
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
     {%- set listing = _cdc_run_listing_state(model.name) -%}
-    {%- if listing['exists'] -%}
+    {#- the hook listed this run's files, and for this model those it needs:
+        the unlogged ones of an incremental run, every one of a first run
+        or full refresh (a run the hook foresaw otherwise lists itself) -#}
+    {%- if listing['exists'] and (incremental or listing['all']) -%}
         {#- nothing unlogged for this model in the run's listing: nothing to
             read (told by the statement above; no Spark job) -#}
-        {%- if incremental and not _cdc_run_listing_has_new(listing) -%}
+        {%- if incremental and not listing['new'] and not listing['all'] -%}
             {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
         {%- endif -%}
-        {#- the run's listing, read once: the model's view of it holds the
-            rows as values (reading that view starts no Spark job) -#}
+        {#- the model's part of the listing: rows as values (reading them
+            starts no Spark job) -#}
         {%- set query -%}
             select file_path, unix_micros(file_modified_at), file_size, is_data
-            from {{ _cdc_run_listing() }}
-            where model_name = {{ sql_string(model.name) }} and source_id = {{ sql_string(node.unique_id) }}
+            from global_temp.{{ _cdc_run_new_name(model.name, listing['all']) }}
+            where source_id = {{ sql_string(node.unique_id) }}
                 {%- if incremental %} and not logged{% endif %}
         {%- endset -%}
         {%- set rows = run_query(query).rows -%}
         {%- if incremental and rows | length == 0 -%}
             {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
         {%- endif -%}
-        {%- set values = [] -%}
-        {%- for row in rows -%}
-            {%- do values.append('(' ~ sql_string(row[0]) ~ ', timestamp_micros(' ~ row[1] ~ '), cast('
-                                 ~ row[2] ~ ' as bigint), ' ~ ('true' if row[3] else 'false') ~ ')') -%}
-        {%- endfor -%}
         {%- set query -%}
             create or replace temporary view {{ files }} as
-            {% if values -%}
-            select * from values {{ values | join(', ') }} as listed(file_path, file_modified_at, file_size, is_data)
-            {%- else -%}
-            select cast(null as string) as file_path, cast(null as timestamp) as file_modified_at,
-                cast(null as bigint) as file_size, cast(null as boolean) as is_data
-            where false
-            {%- endif %}
+            {{ _cdc_listed_values(rows) }}
         {%- endset -%}
         {%- do run_query(query) -%}
         {%- set paths = [] -%}
@@ -91,55 +83,61 @@
     {{ return({'paths': paths, 'nothing_new': false, 'bytes': sizes | sum}) }}
 {% endmacro %}
 
-{#- The run's listing: a global temporary view, so every session of the
-    Spark application sees it (on the cluster target each dbt thread is a
-    Thrift session of its own), named after the invocation, so a later dbt
-    command never reads an earlier one's. `global_temp` is
-    Spark's default spark.sql.globalTempDatabase (a static setting). -#}
-{% macro _cdc_run_listing_name() %}
-    {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_')) }}
+{#- Listed files (`rows`: path, modification time in microseconds since
+    the epoch, size, is_data) as a query over values,
+    with the columns of a listing: file_path, file_modified_at, file_size,
+    is_data. -#}
+{% macro _cdc_listed_values(rows) %}
+    {%- set values = [] -%}
+    {%- for row in rows -%}
+        {%- do values.append('(' ~ sql_string(row[0]) ~ ', timestamp_micros(' ~ row[1] ~ 'L), cast('
+                             ~ row[2] ~ ' as bigint), ' ~ ('true' if row[3] else 'false') ~ ')') -%}
+    {%- endfor -%}
+    {%- if values -%}
+        {{ return('select * from values ' ~ values | join(', ')
+                  ~ ' as listed(file_path, file_modified_at, file_size, is_data)') }}
+    {%- endif -%}
+    {{ return('select cast(null as string) as file_path, cast(null as timestamp) as file_modified_at, '
+              ~ 'cast(null as bigint) as file_size, cast(null as boolean) as is_data where false') }}
 {% endmacro %}
 
-{% macro _cdc_run_listing() %}
-    {{ return('global_temp.' ~ _cdc_run_listing_name()) }}
-{% endmacro %}
-
-{#- The names of the models with a file the listing holds and their file
-    log does not: a global temporary view over values; and for each of
-    them an empty global temporary view named after the model
-    (_cdc_run_new_name), so that a model finds out whether it has anything
-    new in the one statement that looks for the listing, without a Spark
-    job (reading the listing's scratch file is one: 0.04-0.06 s a model;
-    querying the names, 0.015 s). -#}
+{#- The run's listing is kept in global temporary views, so every session
+    of the Spark application sees it (on the cluster target each dbt thread
+    is a Thrift session of its own), named after the invocation, so a later
+    dbt command never reads an earlier one's: the names of the models whose
+    files were listed (it exists when the hook listed), and for each model
+    that needs files a view of them over values (_cdc_run_new_name), so
+    that a model finds out what it has to read in the one statement that
+    looks for the listing (`show views`), and reads its files without a
+    Spark job. `global_temp` is Spark's default spark.sql.globalTempDatabase
+    (a static setting). -#}
 {% macro _cdc_run_models_name() %}
     {{ return('cdc_run_models_' ~ invocation_id | replace('-', '_')) }}
 {% endmacro %}
 
-{% macro _cdc_run_new_name(model_name) %}
-    {{ return(_cdc_run_new_prefix() ~ local_md5(model_name)[:16]) }}
+{#- The view of `model_name`'s files in the run's listing (source_id,
+    file_path, file_modified_at, file_size, is_data, logged): its unlogged
+    files (`all` false), or all of them, for a first run or a full
+    refresh -#}
+{% macro _cdc_run_new_name(model_name, all=false) %}
+    {{ return(_cdc_run_new_prefix() ~ ('all_' if all else 'new_') ~ local_md5(model_name)[:16]) }}
 {% endmacro %}
 
 {% macro _cdc_run_new_prefix() %}
-    {{ return('cdc_run_new_' ~ invocation_id | replace('-', '_') ~ '_') }}
+    {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_') ~ '_') }}
 {% endmacro %}
 
-{#- Whether the run's listing, its view of models with new files and the
-    view marking `model_name` as one of them exist (one statement):
-    {'exists', 'models', 'new'} -#}
+{#- Whether the hook listed this run's files, and whether it left a view
+    of `model_name`'s unlogged files (`new`) or of all of them (`all`),
+    in one statement: {'exists', 'new', 'all'} -#}
 {% macro _cdc_run_listing_state(model_name=none) %}
-    {%- set names = [_cdc_run_listing_name(), _cdc_run_models_name()]
-                    + ([_cdc_run_new_name(model_name)] if model_name else []) -%}
+    {%- set names = [_cdc_run_models_name()]
+                    + ([_cdc_run_new_name(model_name), _cdc_run_new_name(model_name, true)] if model_name else []) -%}
     {%- set views = run_query('show views in global_temp like ' ~ sql_string(names | join('|'))).columns[1].values()
                     | map('lower') | list -%}
-    {{ return({'exists': names[0] | lower in views, 'models': names[1] | lower in views,
-               'new': model_name is not none and names[-1] | lower in views}) }}
-{% endmacro %}
-
-{#- Whether this model has a file the run's listing holds and its log does
-    not (`listing`: _cdc_run_listing_state; without the view of models, as
-    when a run's hook predates it, the listing is read). -#}
-{% macro _cdc_run_listing_has_new(listing) %}
-    {{ return(listing['new'] or not listing['models']) }}
+    {{ return({'exists': names[0] | lower in views,
+               'new': model_name is not none and names[1] | lower in views,
+               'all': model_name is not none and names[2] | lower in views}) }}
 {% endmacro %}
 
 {#- The files under the sources of (model, source node) pairs, one row per
@@ -222,24 +220,27 @@
     {{ return(run_query('show tables in ' ~ schema ~ ' like ' ~ sql_string(identifier)).rows | length > 0) }}
 {% endmacro %}
 
-{#- on-run-start (stage_bronze_sources): the listing of every selected model
-    that reads a staged source, written once to scratch files for the run
-    and read through a global temporary view (_cdc_run_listing). Not a cached table: its plan reads
-    the file logs, so Spark would recompute the whole listing after each
-    model's file log write (at 200 sources, about 6 s per model). One
-    scratch folder per schema: the build lock serializes builds on a
-    shared warehouse, and the local target is one process. One file
-    (`coalesce(1)`): every model reads its rows of the listing, and a file
-    per source's scan made each read open them all; the listing is written
-    by one task, not one per source (measured at 40 sources of 10 rows,
-    2026-11-25: the listing 2.2 -> 1.7 s, a model's read of it 47 -> 23 ms). -#}
+{#- on-run-start (stage_bronze_sources): the files of every selected model
+    that reads a staged source, listed once for the run in one query whose
+    rows are collected (a few per model and source: no scratch file, no
+    cached table, whose plan reads the file logs and so would be recomputed
+    after each model's file log write). Each model that will read files
+    gets them as values in a global temporary view (_cdc_run_new_name):
+    its unlogged files, or every file for a model whose run the hook
+    foresees as a first run or full refresh (_cdc_foresee_full_read). Then
+    the view of the listed models' names, which tells a model the hook
+    listed (replacing, 2026-11-29, a listing written to scratch files and
+    read back by every model: 0.6-0.8 s more per run of one model on the
+    2-core machine, docs/benchmark.md). -#}
 {% macro _cdc_list_run_files(staged, stamps, deferred) %}
     {%- if flags.WHICH not in ('run', 'build') or selected_resources is not defined -%}{{ return(none) }}{%- endif -%}
     {%- set pairs = [] -%}
+    {%- set full = [] -%}
     {%- for unique_id in selected_resources if unique_id.startswith('model.') and unique_id in graph.nodes -%}
         {%- set node = graph.nodes[unique_id] -%}
         {%- for parent in node.depends_on.nodes if parent in staged -%}
             {%- do pairs.append((node, graph.sources[parent])) -%}
+            {%- if node.name not in full and _cdc_foresee_full_read(node) -%}{%- do full.append(node.name) -%}{%- endif -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- if pairs | length == 0 -%}{{ return(none) }}{%- endif -%}
@@ -248,7 +249,7 @@
         {#- one scan per source reads the sources' `__files` tables -#}
         {%- do _bronze_refresh(deferred) -%}
     {%- endif -%}
-    {%- set found = _cdc_write_run_listing(pairs, landing) -%}
+    {%- set found = _cdc_collect_run_listing(pairs, landing, full) -%}
     {%- if landing and none in found['models'] -%}
         {#- a file of the landing scan under no source's location: its path
             is not of the form _cdc_landing_scan expects. Listed again, one
@@ -256,46 +257,77 @@
         {%- do log('cdc: the run listing found files under no source location in its one scan of '
                    ~ 'the sources\' folders (cdc_run_landing); listing each source on its own', info=true) -%}
         {%- do _bronze_refresh(deferred) -%}
-        {%- set found = _cdc_write_run_listing(pairs, none) -%}
+        {%- set found = _cdc_collect_run_listing(pairs, none, full) -%}
     {%- elif landing -%}
         {%- do _bronze_refresh_changed(staged, deferred, found['files']) -%}
     {%- endif -%}
     {%- set names = [] -%}
-    {%- for name in found['models'] if name is not none -%}
-        {%- do run_query('create or replace global temporary view ' ~ _cdc_run_new_name(name)
-                         ~ ' as select 1 as new_files') -%}
+    {%- for pair_model, node in pairs if '(' ~ sql_string(pair_model.name) ~ ')' not in names -%}
+        {%- set name = pair_model.name -%}
         {%- do names.append('(' ~ sql_string(name) ~ ')') -%}
+        {%- if name in full or name in found['models'] -%}
+            {%- set values = [] -%}
+            {%- for row in found['listed'].get(name, []) -%}
+                {%- do values.append('(' ~ sql_string(row[0]) ~ ', ' ~ sql_string(row[1]) ~ ', timestamp_micros('
+                                     ~ row[2] | int ~ 'L), ' ~ row[3] | int ~ 'L, ' ~ row[4] ~ ', ' ~ row[5] ~ ')') -%}
+            {%- endfor -%}
+            {%- do run_query('create or replace global temporary view ' ~ _cdc_run_new_name(name, name in full) ~ ' as '
+                             ~ ('select * from values ' ~ values | join(', ')
+                                ~ ' as listed(source_id, file_path, file_modified_at, file_size, is_data, logged)'
+                                if values else 'select cast(null as string) as source_id, cast(null as string) as '
+                                ~ 'file_path, cast(null as timestamp) as file_modified_at, cast(null as bigint) as '
+                                ~ 'file_size, cast(null as boolean) as is_data, cast(null as boolean) as logged '
+                                ~ 'where false')) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
-                     ~ ('select * from values ' ~ names | join(', ') ~ ' as models(model_name)' if names
-                        else 'select cast(null as string) as model_name where false')) -%}
+                     ~ 'select * from values ' ~ names | join(', ') ~ ' as models(model_name)') -%}
 {% endmacro %}
 
-{#- The run's listing written (scratch files behind a global temporary
-    view), from `landing` (_cdc_landing_scan) or one scan per source (none).
+{#- Whether the run of `node` (a selected model) will read every file of
+    its sources, not only the unlogged ones: is_incremental() will be false
+    (no table yet, a view, not incremental, a full refresh) -#}
+{% macro _cdc_foresee_full_read(node) %}
+    {%- set relation = adapter.get_relation(database=none, schema=node.schema, identifier=node.alias) -%}
+    {%- set full_refresh = node.config.get('full_refresh') -%}
+    {%- set full_refresh = flags.FULL_REFRESH if full_refresh is none else full_refresh -%}
+    {{ return(node.config.get('materialized') != 'incremental' or relation is none or relation.is_view
+              or full_refresh) }}
+{% endmacro %}
+
+{#- The run's listing, from `landing` (_cdc_landing_scan) or one scan per
+    source (none), collected in one query: a row per model and source.
     Returns {'models': the names of the models with a file their log does
-    not hold (none among them: a landed file no source claimed), 'files':
+    not hold (none among them: a landed file no source claimed); 'files':
     source unique_id -> a digest of its files' paths, times and sizes: their
     number and the XOR of their hashes, which grows with no file's count and
-    needs no sort}. -#}
-{% macro _cdc_write_run_listing(pairs, landing) %}
-    {%- set listing = _cdc_scratch_write(target.schema, _cdc_run_listing_name(),
-                                         'select /*+ coalesce(1) */ * from (' ~ _cdc_listing_sql(pairs, landing=landing)
-                                         ~ ') as listed', folder='cdc_run_files', shared=true) -%}
+    needs no sort; 'listed': model name -> its files as lists of text
+    (source_id, path, modification time in microseconds, size, is_data,
+    logged): the unlogged ones, or all of them for the models of `full`}. -#}
+{% macro _cdc_collect_run_listing(pairs, landing, full) %}
+    {%- set names = [] -%}
+    {%- for name in full -%}{%- do names.append(sql_string(name)) -%}{%- endfor -%}
+    {%- set wanted = 'not logged' ~ (' or model_name in (' ~ names | join(', ') ~ ')' if names else '') -%}
     {%- set query -%}
-        select model_name, source_id, bool_or(not logged) as has_new,
+        select model_name, source_id, count_if(not logged) > 0 as has_new,
             concat_ws(':', cast(count(*) as string),
-                      cast(bit_xor(xxhash64(file_path, unix_micros(file_modified_at), file_size)) as string)) as files
-        from {{ listing }}
+                      cast(bit_xor(xxhash64(file_path, unix_micros(file_modified_at), file_size)) as string)) as files,
+            to_json(collect_list(case when {{ wanted }} then array(
+                source_id, file_path, cast(unix_micros(file_modified_at) as string), cast(file_size as string),
+                cast(is_data as string), cast(logged as string)) end)) as listed
+        from ({{ _cdc_listing_sql(pairs, landing=landing) }}) as listed
         group by model_name, source_id
     {%- endset -%}
-    {%- set found = {'models': [], 'files': {}} -%}
+    {%- set found = {'models': [], 'files': {}, 'listed': {}} -%}
     {%- for row in run_query(query) -%}
         {%- if row['has_new'] and row['model_name'] not in found['models'] -%}
             {%- do found['models'].append(row['model_name']) -%}
         {%- endif -%}
         {%- if row['source_id'] is not none -%}
             {%- do found['files'].update({row['source_id']: row['files']}) -%}
+        {%- endif -%}
+        {%- if row['model_name'] is not none -%}
+            {%- do found['listed'].setdefault(row['model_name'], []).extend(fromjson(row['listed'])) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(found) }}
@@ -379,17 +411,10 @@
 {#- on-run-end: the run's listing is no longer needed -#}
 {% macro cdc_drop_run_listing() %}
     {%- if execute and flags.WHICH in ('run', 'build') -%}
-        {%- set listing = _cdc_run_listing_state() -%}
-        {%- if listing['exists'] -%}
-            {%- do _cdc_scratch_drop(target.schema, _cdc_run_listing(), folder='cdc_run_files') -%}
-        {%- endif -%}
-        {%- if listing['models'] -%}
-            {%- do run_query('drop view if exists global_temp.' ~ _cdc_run_models_name()) -%}
-        {%- endif -%}
-        {#- the markers of models with new files, found by name: a hook that
-            failed before the view of names leaves none behind either -#}
-        {%- set markers = run_query("show views in global_temp like '" ~ _cdc_run_new_prefix() ~ "*'") -%}
-        {%- for name in markers.columns[1].values() -%}
+        {#- found by name: a hook that failed midway leaves some behind -#}
+        {%- set views = run_query("show views in global_temp like '" ~ _cdc_run_models_name() ~ '|'
+                                  ~ _cdc_run_new_prefix() ~ "*'") -%}
+        {%- for name in views.columns[1].values() -%}
             {%- do run_query('drop view if exists global_temp.' ~ name) -%}
         {%- endfor -%}
     {%- endif -%}
