@@ -56,7 +56,8 @@
     {%- set evolved = {'added': [], 'columns': []} -%}
     {%- if '_cdc_extra' in run['names'] -%}
         {%- set evolved = _cdc_add_undeclared_columns(run['target'], run['data_columns'],
-                              (counts['undeclared'] or '').split(',') | reject('equalto', '') | list) -%}
+                              (counts['undeclared'] or '').split(',') | reject('equalto', '') | list,
+                              run['target_types']) -%}
     {%- endif -%}
     {%- if counts['truncates'] > 0 -%}
         {%- do _cdc_apply_truncate(run) -%}

@@ -10,7 +10,10 @@
                       and the Iceberg snapshot written
       cdc_quarantine  rows that could not be applied, with file, row, reason
                       and the row as written
-    Columns added since a table was created are added to it here.
+    Columns added since a table was created are added to it here. The
+    columns are first looked up in the table's listing dbt cached at the
+    start of the invocation (its `show table extended` text); only a table
+    whose listing lacks one is described (three statements less per run).
 #}
 {% macro _cdc_ensure_log_tables(schema) %}
     {%- do run_query('create database if not exists ' ~ schema) -%}
@@ -40,11 +43,20 @@
                 ) using iceberg
             {%- endset -%}
             {%- do run_query(ddl) -%}
-        {%- else -%}
+        {%- elif _cdc_unlisted_columns(relation, columns | map(attribute=0) | list) -%}
             {%- set existing = adapter.get_columns_in_relation(relation) | map(attribute='name') | list -%}
             {%- for name, data_type in columns if name not in existing -%}
                 {%- do run_query('alter table ' ~ schema ~ '.' ~ table ~ ' add columns (' ~ name ~ ' ' ~ data_type ~ ')') -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
+{% endmacro %}
+
+{#- The names of `wanted` missing from the columns in `relation`'s cached
+    listing (dbt-spark keeps the `show table extended` text, whose schema
+    lines read ` |-- name: type (nullable = ...)`); all of them when the
+    relation carries no such text -#}
+{% macro _cdc_unlisted_columns(relation, wanted) %}
+    {%- set listed = modules.re.findall('(?m)^ [|]-- ([^:]+): ', relation.information or '') | map('lower') | list -%}
+    {{ return(wanted | reject('in', listed) | list) }}
 {% endmacro %}

@@ -7,8 +7,9 @@
     that Iceberg cannot widen in place (e.g. decimal(10,2) declared as
     decimal(12,4) now: the MERGE would round), fails the run before
     anything is changed, naming the column and the fix. Returns the table's
-    column names after the change (added columns last), so that the run
-    does not describe the table again.
+    columns after the change, so that the run does not describe the table
+    again: {'names': in order, added columns last; 'types': lower-case
+    name -> type}.
 #}
 {% macro _cdc_evolve_schema(target, data_columns) %}
     {%- set existing = {} -%}
@@ -17,6 +18,7 @@
         {%- do existing.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
         {%- do names.append(column.name) -%}
     {%- endfor -%}
+    {%- set types = dict(existing) -%}
     {%- set changes = [] -%}
     {%- for column in data_columns -%}
         {%- set name = column.name | lower -%}
@@ -24,9 +26,11 @@
         {%- if name not in existing -%}
             {%- do changes.append(('adding column ', 'add columns (`' ~ column.name ~ '` ' ~ wanted ~ ')', column.name ~ ' ' ~ wanted)) -%}
             {%- do names.append(column.name) -%}
+            {%- do types.update({name: wanted}) -%}
         {%- elif existing[name] != wanted and _cdc_is_widening(existing[name], wanted) -%}
             {%- do changes.append(('widening ', 'alter column `' ~ column.name ~ '` type ' ~ wanted,
                                    column.name ~ ' ' ~ existing[name] ~ ' -> ' ~ wanted)) -%}
+            {%- do types.update({name: wanted}) -%}
         {%- elif existing[name] != wanted and not _cdc_holds_exactly(existing[name], wanted) -%}
             {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': column " ~ column.name ~ " is "
                 ~ existing[name] ~ " in " ~ target ~ " and " ~ wanted ~ " in the model now (its source YAML or SQL). "
@@ -40,7 +44,7 @@
         {%- do log('cdc ' ~ model.name ~ ': ' ~ what ~ detail, info=true) -%}
         {%- do run_query('alter table ' ~ target ~ ' ' ~ statement) -%}
     {%- endfor -%}
-    {{ return(names) }}
+    {{ return({'names': names, 'types': types}) }}
 {% endmacro %}
 
 {% macro _cdc_is_widening(old, new) %}
@@ -87,16 +91,20 @@
     the table that the model does not select is filled from `_cdc_extra`
     by the merge (so a column keeps arriving after it was added). Returns
     {'added': [names added now], 'columns': [names filled from _cdc_extra]}.
+    `types`: the table's columns (lower-case name -> type) when the run
+    knows them (_cdc_evolve_schema), or none: the table is described.
 #}
-{% macro _cdc_add_undeclared_columns(target, data_columns, undeclared) %}
+{% macro _cdc_add_undeclared_columns(target, data_columns, undeclared, types=none) %}
     {%- set selected = data_columns | map(attribute='name') | map('lower') | list -%}
     {%- set generated = cdc_column_names('generated') -%}
     {%- set filled = [] -%}
     {%- set added = [] -%}
-    {%- set existing = {} -%}
-    {%- for column in adapter.get_columns_in_relation(target) -%}
-        {%- do existing.update({column.name | lower: column.data_type | lower}) -%}
-    {%- endfor -%}
+    {%- set existing = {} if types is none else types -%}
+    {%- if types is none -%}
+        {%- for column in adapter.get_columns_in_relation(target) -%}
+            {%- do existing.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- for name in existing if name not in selected and name not in generated and existing[name] == 'string' -%}
         {%- do filled.append(name) -%}
     {%- endfor -%}

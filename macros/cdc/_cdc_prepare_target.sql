@@ -8,7 +8,8 @@
     change log) and the horizon (purged tombstones, applied truncates).
     With cdc_keep_changes, the same for the table of kept changes
     (`<table>__cdc_changes`; created when the setting is new).
-    Sets run['target_columns'], the table's columns before the batch.
+    Sets run['target_columns'] and run['target_types'] (lower-case name ->
+    type), the table's columns before the batch.
 #}
 {% macro _cdc_prepare_target(run) %}
     {%- set cfg = run['cfg'] -%}
@@ -21,7 +22,8 @@
         {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
         {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
-        {%- do run.update({'target_columns': _cdc_evolve_schema(target, run['data_columns'])}) -%}
+        {%- set evolved = _cdc_evolve_schema(target, run['data_columns']) -%}
+        {%- do run.update({'target_columns': evolved['names'], 'target_types': evolved['types']}) -%}
     {%- endif -%}
     {%- if run['changes'] -%}
         {%- set kept = none if run['initial']
@@ -38,7 +40,12 @@
         {%- endif -%}
     {%- endif -%}
     {%- if run['initial'] -%}
-        {%- do run.update({'target_columns': adapter.get_columns_in_relation(target) | map(attribute='name') | list}) -%}
+        {%- set columns = adapter.get_columns_in_relation(target) -%}
+        {%- set types = {} -%}
+        {%- for column in columns -%}
+            {%- do types.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
+        {%- endfor -%}
+        {%- do run.update({'target_columns': columns | map(attribute='name') | list, 'target_types': types}) -%}
     {%- endif -%}
     {#- the key and sequence of hard deletes (tombstones) and the horizon:
         purged tombstones (the newest of them: older changes of keys the
