@@ -42,7 +42,7 @@
             starts no Spark job) -#}
         {%- set query -%}
             select file_path, unix_micros(file_modified_at), file_size, is_data
-            from global_temp.{{ _cdc_run_new_name(model.name, listing['all']) }}
+            from global_temp.{{ _cdc_run_files_name(model.name, listing['all']) }}
             where source_id = {{ sql_string(node.unique_id) }}
                 {%- if incremental %} and not logged{% endif %}
         {%- endset -%}
@@ -83,22 +83,37 @@
     {{ return({'paths': paths, 'nothing_new': false, 'bytes': sizes | sum}) }}
 {% endmacro %}
 
-{#- Listed files (`rows`: path, modification time in microseconds since
-    the epoch, size, is_data) as a query over values,
-    with the columns of a listing: file_path, file_modified_at, file_size,
-    is_data. -#}
-{% macro _cdc_listed_values(rows) %}
+{#- Listed files as a query over values, with the columns of a listing:
+    file_path, file_modified_at, file_size, is_data; with `sourced`,
+    source_id before them and logged after them. `rows`: lists of path,
+    modification time in microseconds since the epoch, size and is_data
+    (as values or as their text), with `sourced` each preceded by its
+    source_id and followed by logged. -#}
+{% macro _cdc_listed_values(rows, sourced=false) %}
+    {%- set columns = ['file_path', 'file_modified_at', 'file_size', 'is_data'] -%}
+    {%- set types = ['string', 'timestamp', 'bigint', 'boolean'] -%}
+    {%- if sourced -%}
+        {%- set columns = ['source_id'] + columns + ['logged'] -%}
+        {%- set types = ['string'] + types + ['boolean'] -%}
+    {%- endif -%}
     {%- set values = [] -%}
     {%- for row in rows -%}
-        {%- do values.append('(' ~ sql_string(row[0]) ~ ', timestamp_micros(' ~ row[1] ~ 'L), cast('
-                             ~ row[2] ~ ' as bigint), ' ~ ('true' if row[3] else 'false') ~ ')') -%}
+        {%- set fields = row[1:5] if sourced else row -%}
+        {%- set literals = [sql_string(fields[0]), 'timestamp_micros(' ~ fields[1] | int ~ 'L)',
+                            fields[2] | int ~ 'L', 'true' if fields[3] in (true, 'true') else 'false'] -%}
+        {%- if sourced -%}
+            {%- set literals = [sql_string(row[0])] + literals + ['true' if row[5] in (true, 'true') else 'false'] -%}
+        {%- endif -%}
+        {%- do values.append('(' ~ literals | join(', ') ~ ')') -%}
     {%- endfor -%}
     {%- if values -%}
-        {{ return('select * from values ' ~ values | join(', ')
-                  ~ ' as listed(file_path, file_modified_at, file_size, is_data)') }}
+        {{ return('select * from values ' ~ values | join(', ') ~ ' as listed(' ~ columns | join(', ') ~ ')') }}
     {%- endif -%}
-    {{ return('select cast(null as string) as file_path, cast(null as timestamp) as file_modified_at, '
-              ~ 'cast(null as bigint) as file_size, cast(null as boolean) as is_data where false') }}
+    {%- set nulls = [] -%}
+    {%- for column in columns -%}
+        {%- do nulls.append('cast(null as ' ~ types[loop.index0] ~ ') as ' ~ column) -%}
+    {%- endfor -%}
+    {{ return('select ' ~ nulls | join(', ') ~ ' where false') }}
 {% endmacro %}
 
 {#- The run's listing is kept in global temporary views, so every session
@@ -106,7 +121,7 @@
     is a Thrift session of its own), named after the invocation, so a later
     dbt command never reads an earlier one's: the names of the models whose
     files were listed (it exists when the hook listed), and for each model
-    that needs files a view of them over values (_cdc_run_new_name), so
+    that needs files a view of them over values (_cdc_run_files_name), so
     that a model finds out what it has to read in the one statement that
     looks for the listing (`show views`), and reads its files without a
     Spark job. `global_temp` is Spark's default spark.sql.globalTempDatabase
@@ -119,11 +134,11 @@
     file_path, file_modified_at, file_size, is_data, logged): its unlogged
     files (`all` false), or all of them, for a first run or a full
     refresh -#}
-{% macro _cdc_run_new_name(model_name, all=false) %}
-    {{ return(_cdc_run_new_prefix() ~ ('all_' if all else 'new_') ~ local_md5(model_name)[:16]) }}
+{% macro _cdc_run_files_name(model_name, all=false) %}
+    {{ return(_cdc_run_files_prefix() ~ ('all_' if all else 'new_') ~ local_md5(model_name)[:16]) }}
 {% endmacro %}
 
-{% macro _cdc_run_new_prefix() %}
+{% macro _cdc_run_files_prefix() %}
     {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_') ~ '_') }}
 {% endmacro %}
 
@@ -132,7 +147,7 @@
     in one statement: {'exists', 'new', 'all'} -#}
 {% macro _cdc_run_listing_state(model_name=none) %}
     {%- set names = [_cdc_run_models_name()]
-                    + ([_cdc_run_new_name(model_name), _cdc_run_new_name(model_name, true)] if model_name else []) -%}
+                    + ([_cdc_run_files_name(model_name), _cdc_run_files_name(model_name, true)] if model_name else []) -%}
     {%- set views = run_query('show views in global_temp like ' ~ sql_string(names | join('|'))).columns[1].values()
                     | map('lower') | list -%}
     {{ return({'exists': names[0] | lower in views,
@@ -225,7 +240,7 @@
     rows are collected (a few per model and source: no scratch file, no
     cached table, whose plan reads the file logs and so would be recomputed
     after each model's file log write). Each model that will read files
-    gets them as values in a global temporary view (_cdc_run_new_name):
+    gets them as values in a global temporary view (_cdc_run_files_name):
     its unlogged files, or every file for a model whose run the hook
     foresees as a first run or full refresh (_cdc_foresee_full_read). Then
     the view of the listed models' names, which tells a model the hook
@@ -266,18 +281,8 @@
         {%- set name = pair_model.name -%}
         {%- do names.append('(' ~ sql_string(name) ~ ')') -%}
         {%- if name in full or name in found['models'] -%}
-            {%- set values = [] -%}
-            {%- for row in found['listed'].get(name, []) -%}
-                {%- do values.append('(' ~ sql_string(row[0]) ~ ', ' ~ sql_string(row[1]) ~ ', timestamp_micros('
-                                     ~ row[2] | int ~ 'L), ' ~ row[3] | int ~ 'L, ' ~ row[4] ~ ', ' ~ row[5] ~ ')') -%}
-            {%- endfor -%}
-            {%- do run_query('create or replace global temporary view ' ~ _cdc_run_new_name(name, name in full) ~ ' as '
-                             ~ ('select * from values ' ~ values | join(', ')
-                                ~ ' as listed(source_id, file_path, file_modified_at, file_size, is_data, logged)'
-                                if values else 'select cast(null as string) as source_id, cast(null as string) as '
-                                ~ 'file_path, cast(null as timestamp) as file_modified_at, cast(null as bigint) as '
-                                ~ 'file_size, cast(null as boolean) as is_data, cast(null as boolean) as logged '
-                                ~ 'where false')) -%}
+            {%- do run_query('create or replace global temporary view ' ~ _cdc_run_files_name(name, name in full)
+                             ~ ' as ' ~ _cdc_listed_values(found['listed'].get(name, []), sourced=true)) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
@@ -413,7 +418,7 @@
     {%- if execute and flags.WHICH in ('run', 'build') -%}
         {#- found by name: a hook that failed midway leaves some behind -#}
         {%- set views = run_query("show views in global_temp like '" ~ _cdc_run_models_name() ~ '|'
-                                  ~ _cdc_run_new_prefix() ~ "*'") -%}
+                                  ~ _cdc_run_files_prefix() ~ "*'") -%}
         {%- for name in views.columns[1].values() -%}
             {%- do run_query('drop view if exists global_temp.' ~ name) -%}
         {%- endfor -%}
