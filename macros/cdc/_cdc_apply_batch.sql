@@ -48,7 +48,9 @@
         {%- endif -%}
         {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
                           ~ cfg['tombstone_retention_hours'] ~ ')' -%}
-        {%- if run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
+        {#- (none can be, in a table of no row before this run's deletes) -#}
+        {%- if (counts['deletes'] > 0 or not run['tombstones_empty'])
+               and run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
             {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
             {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
         {%- endif -%}

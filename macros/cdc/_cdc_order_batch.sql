@@ -36,6 +36,11 @@
     {%- set seq = cfg['sequence_by'] -%}
     {%- set target = run['target'] -%}
     {%- set has_tombstones = run['has_tombstones'] -%}
+    {#- the tombstones and the horizon are looked up unless known to be
+        empty (_cdc_prepare_target): a table of no row would only add a
+        Spark job (a broadcast) to the batch's write -#}
+    {%- set reads_tombstones = has_tombstones and not run['tombstones_empty'] -%}
+    {%- set reads_horizon = not run['horizon_empty'] -%}
     {%- set can_truncate = cfg['can_truncate'] -%}
     {%- set provenance = ['_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
     {#- a truncate event carries no key: applied as a truncate, or (a change
@@ -125,14 +130,16 @@
         column the source did not send, which nothing in the batch filled
         and no stored row can give -#}
     {%- set not_stored = 's._cdc_rank = 1 and t._cdc_present is null' -%}
-    {%- set late_beyond = not_stored ~ ' and d.`' ~ keys[0] ~ '` is null and ' ~ _cdc_seq_struct('s', seq)
-                          ~ ' <= h.newest' if has_tombstones else none -%}
+    {%- set late_beyond = not_stored ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '') ~ ' and '
+                          ~ _cdc_seq_struct('s', seq) ~ ' <= h.newest' if has_tombstones and reads_horizon else none -%}
     {#- (a change log, whose key includes the sequence, holds one row per
         change: it keeps the change as sent, the column NULL) -#}
     {%- set unsent = not_stored ~ ' and not s._cdc_is_delete and size(s._cdc_unavailable) > 0'
                      ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ _cdc_seq_struct('s', seq) ~ ' >= '
-                        ~ _cdc_seq_struct('d', seq) ~ ')' if has_tombstones else '')
+                        ~ _cdc_seq_struct('d', seq) ~ ')' if reads_tombstones else '')
                      if run['toast'] and not (seq | select('in', keys) | list) else none -%}
+    {#- the newest applied truncate: the horizon's, the batch's, or both -#}
+    {%- set truncated = (['h.truncated'] if reads_horizon else []) + (['b.truncated'] if can_truncate else []) -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -144,16 +151,22 @@
                 {#- a truncate is applied unless an applied one is newer; a
                     change older than the newest truncate is gone with it -#}
                 when s._cdc_is_truncate then
+                    {%- if reads_horizon %}
                     case when h.truncated is null or {{ _cdc_seq_struct('s', seq) }} >= h.truncated
                         then 'applied' else 'superseded' end
-                when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(h.truncated, b.truncated)' if can_truncate else 'h.truncated' }}
+                    {%- else %}
+                    'applied'
+                    {%- endif %}
+                {%- if truncated %}
+                when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(' ~ truncated | join(', ') ~ ')' if truncated | length > 1 else truncated[0] }}
                     then 'superseded'
+                {%- endif %}
                 when s._cdc_rank > 1 then 'superseded'
                 {%- for rule in [late_beyond, unsent] if rule %}
                 when {{ rule }} then 'quarantined'
                 {%- endfor %}
                 when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
-                    {%- if has_tombstones %}
+                    {%- if reads_tombstones %}
                     and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
                     {%- endif %}
                     then 'applied'
@@ -203,7 +216,7 @@
             {%- endif %}
         ) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}
-        {%- if has_tombstones %}
+        {%- if reads_tombstones %}
         left join (
             select * from {{ run['tombstones'] }} as k
             {%- if keys_in %}
@@ -212,12 +225,14 @@
         ) as d
             on s._cdc_rank = 1 and {{ key_join | join(' and ') | replace('t.`', 'd.`') }}
         {%- endif %}
+        {%- if reads_horizon %}
         cross join (
             select
                 max(case when p.`{{ keys[0] }}` is not null then {{ _cdc_seq_struct('p', seq) }} end) as newest,
                 max(case when p.`{{ keys[0] }}` is null then {{ _cdc_seq_struct('p', seq) }} end) as truncated
             from {{ run['horizon'] }} as p
         ) as h
+        {%- endif %}
         {#- where no row can be an applicable truncate (cdc_config), the
             batch's newest truncate is not computed (a second pass) -#}
         {%- if can_truncate %}

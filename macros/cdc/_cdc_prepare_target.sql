@@ -9,7 +9,9 @@
     With cdc_keep_changes, the same for the table of kept changes
     (`<table>__cdc_changes`; created when the setting is new).
     Sets run['target_columns'] and run['target_types'] (lower-case name ->
-    type), the table's columns before the batch.
+    type), the table's columns before the batch, and run['tombstones_empty']
+    and run['horizon_empty']: whether the table is known to hold no row
+    (_cdc_known_empty), so that the run does not look it up.
 #}
 {% macro _cdc_prepare_target(run) %}
     {%- set cfg = run['cfg'] -%}
@@ -62,6 +64,26 @@
         {%- endset -%}
         {%- do run_query(ddl) -%}
     {%- endfor -%}
+    {%- for name in ['tombstones', 'horizon'] -%}
+        {%- do run.update({name ~ '_empty': run['initial'] or _cdc_known_empty(schema, target.identifier ~ '__cdc_' ~ name)}) -%}
+    {%- endfor -%}
+{% endmacro %}
+
+{#- Whether `schema`.`identifier`, an Iceberg table, held no row when the
+    invocation began, by the listing dbt cached then (no statement): its
+    table properties show no snapshot, or a current snapshot of no record
+    (`total-records` counts the data files' rows, deletes aside, so it is
+    never below the rows the table holds). False when the listing says
+    neither (a table not listed, a catalog that does not show them): the
+    run then reads the table. Used for the tables only the model's own run
+    writes, and only before it writes them (the tombstones, the horizon):
+    a new invocation lists the schema again. -#}
+{% macro _cdc_known_empty(schema, identifier) %}
+    {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=identifier) -%}
+    {%- set text = relation.information if relation is not none and relation.information else '' -%}
+    {{ return(modules.re.search('(?m)^Table Properties: \\[(?:.*, )?snapshot-count=0[,\\]]', text) is not none
+              or modules.re.search('(?m)^Table Properties: \\[.*current-snapshot-summary=[{][^}]*"total-records":"0"[,}]', text)
+                 is not none) }}
 {% endmacro %}
 
 {#- An empty Iceberg table (dropped first) with the model's columns, the

@@ -228,6 +228,16 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
             seen = [key_filter in sql for name, sql in statements
                     if name == model and re.search(pattern, sql)]
             assert seen and all(f == listed for f in seen), (model, pattern, seen)
+    # the tombstones and the horizon are read only when they hold rows
+    # (_cdc_known_empty): the tombstones by the batch of each run after the
+    # one that recorded the first delete (the third and fourth files), the
+    # horizon never (no truncate, no tombstone older than the retention)
+    for model in variants:
+        ran = [sql for name, sql in statements if name == model]
+        reads = [sql for sql in ran if re.search(rf"from \S+\.{model}__cdc_tombstones as k\b", sql)]
+        assert len(reads) == 2, (model, len(reads))
+        horizon = re.compile(rf"from \S+\.{model}__cdc_horizon\b")
+        assert not [sql for sql in ran if horizon.search(sql)], model
     # into the table, a MERGE for the second and the fourth file (the full
     # load is an insert, the third file's one change is too late to apply);
     # into the kept changes, one for each of those three files: a bloom
