@@ -77,8 +77,14 @@
     neither (a table not listed, a catalog that does not show them): the
     run then reads the table. Used for the tables only the model's own run
     writes, and only before it writes them (the tombstones, the horizon):
-    a new invocation lists the schema again. -#}
+    a new invocation lists the schema again. Only on the in-process target
+    without the build lock (an embedded metastore: one process): on a
+    shared catalog dbt lists the schema before the on-run-start hook takes
+    the lock, so another build may write the tables after the listing. -#}
 {% macro _cdc_known_empty(schema, identifier) %}
+    {%- if _lakehouse_lock_enabled() or not (target.name == 'local' or target.get('method') == 'session') -%}
+        {{ return(false) }}
+    {%- endif -%}
     {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=identifier) -%}
     {%- set text = relation.information if relation is not none and relation.information else '' -%}
     {{ return(modules.re.search('(?m)^Table Properties: \\[(?:.*, )?snapshot-count=0[,\\]]', text) is not none
