@@ -2,9 +2,11 @@
     Apply a CDC batch whose outcomes are decided (_cdc_order_batch), each
     write only when there is something to write:
       - quarantined rows into cdc_quarantine (_cdc_quarantine);
-      - hard deletes recorded as tombstones (a merge keeping the newest:
-        idempotent); tombstones older than cdc_tombstone_retention_hours
-        moved to the horizon;
+      - hard deletes recorded as tombstones, one per key: by a merge
+        keeping the newest (idempotent) when a deleted key has a tombstone
+        already, else by an insert (the batch was ranked against the
+        tombstones: none of its keys has one); tombstones older than
+        cdc_tombstone_retention_hours moved to the horizon;
       - columns the files carry and the YAML does not declare added to the
         table (_cdc_add_undeclared_columns);
       - applied truncates (_cdc_apply_truncate), then the MERGE of the
@@ -30,21 +32,27 @@
     {%- endif -%}
     {%- if run['has_tombstones'] -%}
         {%- if counts['deletes'] > 0 -%}
-            {%- set tomb_merge -%}
-                merge into {{ tombstones }} as t
-                using (
-                    select `{{ keys | join('`, `') }}`, `{{ seq | join('`, `') }}`, current_timestamp() as _cdc_recorded_at
-                    from {{ run['batch'] }}
-                    where _cdc_rank = 1 and _cdc_is_delete
-                ) as s
-                on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
-                {%- if _cdc_keys_in(run, 't') %}
-                    and {{ _cdc_keys_in(run, 't') }}
-                {%- endif %}
-                when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
-                when not matched then insert *
+            {%- set columns = '`' ~ (keys + seq) | join('`, `') ~ '`, _cdc_recorded_at' -%}
+            {%- set deletes -%}
+                select `{{ keys | join('`, `') }}`, `{{ seq | join('`, `') }}`, current_timestamp() as _cdc_recorded_at
+                from {{ run['batch'] }}
+                where _cdc_rank = 1 and _cdc_is_delete
             {%- endset -%}
-            {%- do run_query(tomb_merge) -%}
+            {%- if counts['tombstoned'] > 0 -%}
+                {%- set tomb_merge -%}
+                    merge into {{ tombstones }} as t
+                    using ({{ deletes }}) as s
+                    on {% for key in keys %}t.`{{ key }}` = s.`{{ key }}`{{ ' and ' if not loop.last }}{% endfor %}
+                    {%- if _cdc_keys_in(run, 't') %}
+                        and {{ _cdc_keys_in(run, 't') }}
+                    {%- endif %}
+                    when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set *
+                    when not matched then insert *
+                {%- endset -%}
+                {%- do run_query(tomb_merge) -%}
+            {%- else -%}
+                {%- do run_query('insert into ' ~ tombstones ~ ' (' ~ columns ~ ')\n' ~ deletes) -%}
+            {%- endif -%}
         {%- endif -%}
         {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
                           ~ cfg['tombstone_retention_hours'] ~ ')' -%}

@@ -6,6 +6,7 @@
       files, held_files          files read, files held back as incomplete
       ignored_files              listed files that are not data files
       deletes, truncates         changes that delete a key, applied truncates
+      tombstoned                 those deletes of a key that has a tombstone
       same_seq                   keys whose newest change has the sequence of
                                  the row the table holds (a repeat, or a tie)
       ties                       rows with the sequence of the row before
@@ -42,8 +43,8 @@
             sum(arrived) as arrived,
             max(in_file) as in_file,
             sum(distinct_rows) as distinct_rows,
-            {%- for name in ['read', 'held', 'applied', 'superseded', 'quarantined', 'deletes', 'truncates',
-                             'same_seq', 'ties', 'kept', 'placeholders'] %}
+            {%- for name in ['read', 'held', 'applied', 'superseded', 'quarantined', 'deletes', 'tombstoned',
+                             'truncates', 'same_seq', 'ties', 'kept', 'placeholders'] %}
             sum(`{{ name }}`) as `{{ name }}`,
             {%- endfor %}
             {%- for name in ['undeclared', 'kept_undeclared'] %}
@@ -62,6 +63,7 @@
                 count_if(_cdc_outcome = 'superseded') as superseded,
                 count_if(_cdc_outcome = 'quarantined') as quarantined,
                 count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
+                count_if(_cdc_tombstoned) as tombstoned,
                 count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
                 count_if(_cdc_same_seq) as same_seq,
                 count_if(_cdc_tie) as ties,
@@ -87,8 +89,8 @@
         {%- do _cdc_check_conservation(run, per_file) -%}
     {%- endif -%}
     {%- set counts = {'per_file': per_file} -%}
-    {%- for name in ['read', 'applied', 'superseded', 'quarantined', 'deletes', 'truncates', 'same_seq', 'ties',
-                     'kept', 'placeholders'] -%}
+    {%- for name in ['read', 'applied', 'superseded', 'quarantined', 'deletes', 'tombstoned', 'truncates',
+                     'same_seq', 'ties', 'kept', 'placeholders'] -%}
         {%- do counts.update({name: per_file | sum(attribute=name)}) -%}
     {%- endfor -%}
     {%- do counts.update({

@@ -176,6 +176,14 @@
                 repeat, or a tie across runs (_cdc_check_stored_ties) -#}
             coalesce(s._cdc_rank = 1 and t._cdc_present and not s._cdc_is_delete
                      and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false) as _cdc_same_seq,
+            {#- a key's newest change is a delete and the key has a tombstone:
+                the tombstones then take the batch's deletes by a merge, not an
+                insert (_cdc_apply_batch) -#}
+            {%- if reads_tombstones %}
+            coalesce(s._cdc_rank = 1 and s._cdc_is_delete and d.`{{ keys[0] }}` is not null, false) as _cdc_tombstoned,
+            {%- else %}
+            false as _cdc_tombstoned,
+            {%- endif %}
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not
                 carry, and those filled from a change older than the stored row -#}

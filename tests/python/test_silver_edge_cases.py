@@ -155,9 +155,11 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     files applied with the key list and without it (`cdc_key_list_max: 0`)
     give the truth computed here from the rows written, row for row: a late
     change older than a delete stays dead (the tombstone was found), a change
-    delivered twice is kept once. Without the list, Spark filters the table
-    by a bloom filter of the batch's keys in each MERGE (`_cdc_run_merge`),
-    as the plans Spark ran show."""
+    delivered twice is kept once, and the tombstones hold each deleted key
+    once, with its newest delete: the first delete of a key is inserted, a
+    key deleted again (its tombstone found by the batch) is merged. Without
+    the list, Spark filters the table by a bloom filter of the batch's keys in
+    each MERGE (`_cdc_run_merge`), as the plans Spark ran show."""
     project, landing = project_copy(), tmp_path / "landing"
     models = project / "models" / "silver" / "retail"
     composite = "['email_id', 'row_audit_ts', 'customer_id']"
@@ -190,6 +192,8 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
         ("20250101-030000000.csv", [
             row("I", "02:00:00", 1, 1, "back"), row("U", "00:30:00", 1, 0, "late"),
             row("U", "01:00:00", 1, 0, "u1")]),  # delivered again
+        # keys[1] deleted again: its tombstone is replaced by this newer one
+        ("20250101-040000000.csv", [row("D", "03:00:00", 1, 1, "back")]),
     ]
     # the truth: per key, the change with the highest (phase, commit, sequence) wins
     truth: dict[tuple[str, str, str], tuple[tuple, list[str]]] = {}
@@ -216,6 +220,20 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     for model in variants:
         kept = spark.table(f"{schema}_silver.{model}__cdc_changes")
         assert kept.count() == len(changes) == sum(len(rows) for _, rows in files) - 1, model
+    # the tombstones: each deleted key once, with the sequence of its newest delete
+    deletes: dict[tuple[str, str, str], tuple] = {}
+    for name, rows in files:
+        for r in rows:
+            key, order = (r[7], r[8], r[3]), (name.startswith("2"), r[1], r[2])
+            if r[0] == "D" and order > deletes.get(key, ((),))[0]:
+                deletes[key] = (order, r)
+    # (by the email alone: it is a key of its own, each key's is different)
+    expected_tombstones = sorted((k[0], r[1], r[2]) for k, (_, r) in deletes.items())
+    for model in variants:
+        got = sorted((r.email_id, r._cdc_commit_ts.strftime("%Y-%m-%d %H:%M:%S.%f"),
+                      str(r._cdc_change_seq))
+                     for r in spark.table(f"{schema}_silver.{model}__cdc_tombstones").collect())
+        assert got == expected_tombstones, (model, got, expected_tombstones)
     # both ways ran: with the list, each join by key filtered the table by it; without, none
     log = (project / "logs" / "dbt.log").read_text()
     statements = re.findall(r"On model\.lakehouse_cdc\.(slv_keys__\w+): (.*?)\n\x1b\[0m\d\d:",
@@ -230,20 +248,25 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
             assert seen and all(f == listed for f in seen), (model, pattern, seen)
     # the tombstones and the horizon are read only when they hold rows
     # (_cdc_known_empty): the tombstones by the batch of each run after the
-    # one that recorded the first delete (the third and fourth files), the
-    # horizon never (no truncate, no tombstone older than the retention)
+    # one that recorded the first delete (the third to fifth files), the
+    # horizon never (no truncate, no tombstone older than the retention);
+    # the first delete is inserted into the tombstones (second file), the
+    # second delete of its key merged (fifth file)
     for model in variants:
         ran = [sql for name, sql in statements if name == model]
         reads = [sql for sql in ran if re.search(rf"from \S+\.{model}__cdc_tombstones as k\b", sql)]
-        assert len(reads) == 2, (model, len(reads))
+        assert len(reads) == 3, (model, len(reads))
+        for verb, pattern in [("insert", rf"insert into \S+\.{model}__cdc_tombstones\b"),
+                              ("merge", rf"merge into \S+\.{model}__cdc_tombstones\b")]:
+            assert len([sql for sql in ran if re.search(pattern, sql)]) == 1, (model, verb)
         horizon = re.compile(rf"from \S+\.{model}__cdc_horizon\b")
         assert not [sql for sql in ran if horizon.search(sql)], model
-    # into the table, a MERGE for the second and the fourth file (the full
+    # into the table, a MERGE for the second, fourth and fifth file (the full
     # load is an insert, the third file's one change is too late to apply);
-    # into the kept changes, one for each of those three files: a bloom
+    # into the kept changes, one for each of those four files: a bloom
     # filter of the batch's keys on the table's scan only without the list
     for model, listed in [("slv_keys__listed", True), ("slv_keys__unlisted", False)]:
-        for table, count in [(model, 2), (f"{model}__cdc_changes", 3)]:
+        for table, count in [(model, 3), (f"{model}__cdc_changes", 4)]:
             # (a MERGE's plan, and again under the command that ran it)
             scan = re.compile(rf"BatchScan \S+\.{table} \(")
             merges = [plan for plan in plans.values()
