@@ -25,7 +25,8 @@
         (10 MB by default; a larger batch shuffles the table as before).
     Both settings are reset after the statement; a MERGE that fails leaves
     them set for the rest of the invocation (as cdc_adaptive_min_bytes
-    leaves adaptive execution off).
+    leaves adaptive execution off); a new dbt process starts without them,
+    and run_dbt resets them before its next invocation in the same one.
 #}
 {% macro _cdc_run_merge(run, statement, from_scratch) %}
     {%- set whole_table = from_scratch and not run.get('key_list') and not run['initial'] -%}

@@ -4,7 +4,9 @@ dbt-spark's `session` method calls `SparkSession.builder.getOrCreate()`:
 every dbt invocation made through :func:`run_dbt` after
 :func:`lakehouse_cdc.spark.get_spark` reuses the same JVM. Its statements
 run under the profile's settings, applied once per invocation and again after
-a statement that changes one (:class:`_ProfileSettings`), not before each.
+a statement that changes one (:class:`_ProfileSettings`), not before each;
+a setting a statement changed in an earlier invocation is undone before the
+next one begins, as a new dbt process would start without it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from lakehouse_cdc import PROJECT_ROOT
 #: a statement that changes a session setting: Spark's SET and RESET (after
 #: the comments dbt puts first)
 _CHANGES_SETTINGS = re.compile(r"\s*(?:/\*.*?\*/\s*)*(?:set|reset)\b", re.IGNORECASE | re.DOTALL)
+#: a SET of a value (`set <key>=<value>`), and the key it sets
+_SETS_VALUE = re.compile(r"\s*(?:/\*.*?\*/\s*)*set\s+([^\s=]+)\s*=", re.IGNORECASE | re.DOTALL)
 
 
 class _ProfileSettings:
@@ -38,10 +42,30 @@ class _ProfileSettings:
     each statement that changes a setting (SET, RESET), the only way a dbt
     statement changes one, so every statement still runs under the profile's
     settings. A setting changed from Python during an invocation (not by dbt)
-    lasts until that invocation ends, not until its next statement."""
+    lasts until that invocation ends, not until its next statement.
+
+    A key a statement set (`set <key>=<value>`) is reset when the next
+    invocation begins (:meth:`begin`): a macro that sets one for a statement
+    and resets it after may fail in between (a CDC run's bloom-filter
+    settings around its MERGE), and a new dbt process would not inherit it.
+    Settings changed from Python are left as they are."""
 
     session: Any = None
     installed = False
+    #: the session statements ran in, kept across invocations
+    last: Any = None
+    #: keys statements set since the invocation began
+    changed: set[str] = set()
+
+    @classmethod
+    def begin(cls) -> None:
+        """Before an invocation: the keys earlier statements set are reset,
+        and the profile's settings are applied again at the first statement."""
+        if cls.changed and cls.last is not None and cls.last.sparkContext._jsc is not None:
+            for key in sorted(cls.changed):
+                cls.last.conf.unset(key)
+        cls.changed = set()
+        cls.session = None
 
     @classmethod
     def install(cls) -> None:
@@ -65,7 +89,7 @@ class _ProfileSettings:
                 builder = SparkSession.builder.enableHiveSupport()
                 for key, value in cursor.server_side_parameters.items():
                     builder = builder.config(key, value)
-                cls.session = builder.getOrCreate()
+                cls.session = cls.last = builder.getOrCreate()
             try:
                 cursor._df = cls.session.sql(sql)
             except AnalysisException as exc:
@@ -73,6 +97,9 @@ class _ProfileSettings:
             finally:
                 if _CHANGES_SETTINGS.match(sql):
                     cls.session = None
+                    setting = _SETS_VALUE.match(sql)
+                    if setting:
+                        cls.changed.add(setting.group(1))
 
         execute._lakehouse = True  # type: ignore[attr-defined]
         spark_session.Cursor.execute = execute
@@ -141,7 +168,7 @@ def run_dbt(
     overrides = {"DO_NOT_TRACK": "1"}
     if schema is not None:
         overrides["LAKEHOUSE_SCHEMA"] = schema
-    _ProfileSettings.session = None  # settings changed since the last invocation are undone
+    _ProfileSettings.begin()  # settings changed since the last invocation are undone
     with _env(overrides):
         result = dbtRunner(manifest=manifest).invoke(cli)
     if expect_success and not result.success:

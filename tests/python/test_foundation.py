@@ -93,6 +93,33 @@ def test_statements_run_under_the_profile_settings(spark, fixture_project, tmp_p
     assert spark.conf.get("spark.sql.shuffle.partitions") == expected
 
 
+def test_a_setting_a_failed_invocation_left_is_undone_by_the_next(spark, fixture_project,
+                                                                  tmp_path):
+    """A setting outside the profile that a statement set (a CDC run's
+    bloom-filter settings around its MERGE) and that the invocation could not
+    reset, because it failed in between, is reset before the next invocation's
+    first statement, as a new dbt process would start without it; one set
+    from Python is left as it is."""
+    project = fixture_project("smoke")
+    key = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
+    by_python = "spark.sql.files.maxRecordsPerFile"
+    before = spark.conf.get(key)
+    spark.conf.set(by_python, "12345")
+    try:
+        operation = {"project_dir": project, "target_path": tmp_path / "target"}
+        failed = run_dbt(["run-operation", "set_setting", "--args",
+                          json.dumps({"key": key, "value": "0"})],
+                         expect_success=False, **operation)
+        assert not failed.success
+        assert spark.conf.get(key) == "0", "the failed invocation did not leave its setting"
+        run_dbt(["run-operation", "assert_setting", "--args",
+                 json.dumps({"key": key, "expected": before})], **operation)
+        run_dbt(["run-operation", "assert_setting", "--args",
+                 json.dumps({"key": by_python, "expected": "12345"})], **operation)
+    finally:
+        spark.conf.unset(by_python)
+
+
 
 def test_reused_macros_equal_a_fresh_parse(tmp_path):
     """The session reuses the macros of an earlier whole-project parse

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -136,6 +138,25 @@ from changes
 """
 
 
+@contextmanager
+def _failing(pattern: str) -> Iterator[None]:
+    """dbt-spark's statements that match `pattern` raise instead of running."""
+    from dbt.adapters.spark import session as spark_session
+
+    execute = spark_session.Cursor.execute
+
+    def refuse(cursor, sql: str, *parameters):
+        if re.search(pattern, sql):
+            raise RuntimeError(f"stopped here by the test: {sql[:80]}")
+        return execute(cursor, sql, *parameters)
+
+    spark_session.Cursor.execute = refuse
+    try:
+        yield
+    finally:
+        spark_session.Cursor.execute = execute
+
+
 def _plans_since(spark, after: int) -> dict[int, str]:
     """The physical plans of the SQL executions Spark ran after execution
     `after`, by id (Spark's SQL status store, which keeps the last 1,000)."""
@@ -156,8 +177,10 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     give the truth computed here from the rows written, row for row: a late
     change older than a delete stays dead (the tombstone was found), a change
     delivered twice is kept once, and the tombstones hold each deleted key
-    once, with its newest delete: the first delete of a key is inserted, a
-    key deleted again (its tombstone found by the batch) is merged. Without
+    once, with its newest delete: the first delete of a key is inserted; a
+    batch with a key deleted again (its tombstone found by the batch) is
+    merged; and a run stopped after it inserted them, before its MERGE and
+    its file log (as a crash would), is run again by a merge. Without
     the list, Spark filters the table by a bloom filter of the batch's keys in
     each MERGE (`_cdc_run_merge`), as the plans Spark ran show."""
     project, landing = project_copy(), tmp_path / "landing"
@@ -192,20 +215,32 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
         ("20250101-030000000.csv", [
             row("I", "02:00:00", 1, 1, "back"), row("U", "00:30:00", 1, 0, "late"),
             row("U", "01:00:00", 1, 0, "u1")]),  # delivered again
-        # keys[1] deleted again: its tombstone is replaced by this newer one
-        ("20250101-040000000.csv", [row("D", "03:00:00", 1, 1, "back")]),
+        # keys[1] deleted again (its tombstone is replaced by this newer
+        # one) and keys[4] for the first time
+        ("20250101-040000000.csv", [row("D", "03:00:00", 1, 1, "back"),
+                                    row("D", "03:00:00", 2, 4, "gone")]),
     ]
     # the truth: per key, the change with the highest (phase, commit, sequence) wins
     truth: dict[tuple[str, str, str], tuple[tuple, list[str]]] = {}
     plans, after = {}, max(_plans_since(spark, -1), default=-1)
-    for name, rows in files:
+    run = ["run", "--select", " ".join(variants)]
+    dbt_args = {"project_dir": project, "schema": schema, "vars": {"landing_root": str(landing)},
+                "target_path": tmp_path / "target"}
+    for n, (name, rows) in enumerate(files):
         _write(folder / name, rows)
         for r in rows:
             key, order = (r[7], r[8], r[3]), (name.startswith("2"), r[1], r[2])
             if key not in truth or order > truth[key][0]:
                 truth[key] = (order, r)
-        run_dbt(["run", "--select", " ".join(variants)], project_dir=project, schema=schema,
-                vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+        if n == 1:
+            # each model's run fails at its MERGE into the table, after its
+            # tombstones took the delete of keys[1]; nothing is logged as read
+            with _failing(r"merge into \S+\.slv_keys__\w+ as t\b"):
+                failed = run_dbt(run, expect_success=False, **dbt_args)
+            assert not failed.success
+            for model in variants:
+                assert spark.table(f"{schema}_silver.{model}__cdc_tombstones").count() == 1, model
+        run_dbt(run, **dbt_args)
         plans.update(_plans_since(spark, after))
         after = max(plans, default=after)
         expected = sorted((k[0], k[1], int(k[2]), r[4]) for k, (_, r) in truth.items()
@@ -248,17 +283,19 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
             assert seen and all(f == listed for f in seen), (model, pattern, seen)
     # the tombstones and the horizon are read only when they hold rows
     # (_cdc_known_empty): the tombstones by the batch of each run after the
-    # one that recorded the first delete (the third to fifth files), the
-    # horizon never (no truncate, no tombstone older than the retention);
-    # the first delete is inserted into the tombstones (second file), the
-    # second delete of its key merged (fifth file)
+    # one that recorded the first delete (the second file's second run, the
+    # third to fifth files), the horizon never (no truncate, no tombstone
+    # older than the retention); the first delete is inserted into the
+    # tombstones (the second file's failed run), and merged by its second
+    # run, which found it there, as the fifth file's are
     for model in variants:
         ran = [sql for name, sql in statements if name == model]
         reads = [sql for sql in ran if re.search(rf"from \S+\.{model}__cdc_tombstones as k\b", sql)]
-        assert len(reads) == 3, (model, len(reads))
-        for verb, pattern in [("insert", rf"insert into \S+\.{model}__cdc_tombstones\b"),
-                              ("merge", rf"merge into \S+\.{model}__cdc_tombstones\b")]:
-            assert len([sql for sql in ran if re.search(pattern, sql)]) == 1, (model, verb)
+        assert len(reads) == 4, (model, len(reads))
+        for verb, pattern, count in [
+                ("insert", rf"insert into \S+\.{model}__cdc_tombstones\b", 1),
+                ("merge", rf"merge into \S+\.{model}__cdc_tombstones\b", 2)]:
+            assert len([sql for sql in ran if re.search(pattern, sql)]) == count, (model, verb)
         horizon = re.compile(rf"from \S+\.{model}__cdc_horizon\b")
         assert not [sql for sql in ran if horizon.search(sql)], model
     # into the table, a MERGE for the second, fourth and fifth file (the full
