@@ -32,9 +32,9 @@
     {%- endif -%}
     {%- if run['has_tombstones'] -%}
         {%- if counts['deletes'] > 0 -%}
-            {%- set columns = '`' ~ (keys + seq) | join('`, `') ~ '`, _cdc_recorded_at' -%}
+            {%- set columns = '`' ~ (keys + seq) | join('`, `') ~ '`' -%}
             {%- set deletes -%}
-                select `{{ keys | join('`, `') }}`, `{{ seq | join('`, `') }}`, current_timestamp() as _cdc_recorded_at
+                select {{ columns }}, current_timestamp() as _cdc_recorded_at
                 from {{ run['batch'] }}
                 where _cdc_rank = 1 and _cdc_is_delete
             {%- endset -%}
@@ -51,7 +51,7 @@
                 {%- endset -%}
                 {%- do run_query(tomb_merge) -%}
             {%- else -%}
-                {%- do run_query('insert into ' ~ tombstones ~ ' (' ~ columns ~ ')\n' ~ deletes) -%}
+                {%- do run_query('insert into ' ~ tombstones ~ ' (' ~ columns ~ ', _cdc_recorded_at)\n' ~ deletes) -%}
             {%- endif -%}
         {%- endif -%}
         {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '

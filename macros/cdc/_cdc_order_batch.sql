@@ -179,11 +179,8 @@
             {#- a key's newest change is a delete and the key has a tombstone:
                 the tombstones then take the batch's deletes by a merge, not an
                 insert (_cdc_apply_batch) -#}
-            {%- if reads_tombstones %}
-            coalesce(s._cdc_rank = 1 and s._cdc_is_delete and d.`{{ keys[0] }}` is not null, false) as _cdc_tombstoned,
-            {%- else %}
-            false as _cdc_tombstoned,
-            {%- endif %}
+            {{ 'coalesce(s._cdc_rank = 1 and s._cdc_is_delete and d.`' ~ keys[0] ~ '` is not null, false)'
+               if reads_tombstones else 'false' }} as _cdc_tombstoned,
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not
                 carry, and those filled from a change older than the stored row -#}
