@@ -233,32 +233,26 @@
 
 {#- The current snapshot of each table the model reads (its parents that
     are table or incremental models), by table name (none: no snapshot
-    yet), in one query. -#}
+    yet, or not an Iceberg table), from the table's properties: Iceberg
+    lists its current snapshot there (`current-snapshot-id`), so no Spark
+    job is run (a query of each input's history was one, 0.1-0.2 s per
+    model run, measured 2026-12-01 on the 2-core machine). -#}
 {% macro _gold_input_snapshots() %}
-    {%- set inputs = [] -%}
+    {%- set snapshots = {} -%}
     {%- for id in model.depends_on.nodes if id in graph.nodes -%}
         {%- set node = graph.nodes[id] -%}
         {%- set relation = adapter.get_relation(node.database, node.schema, node.alias)
             if node.resource_type == 'model' and node.config.materialized in ('table', 'incremental') else none -%}
-        {%- if relation is not none -%}{%- do inputs.append(relation) -%}{%- endif -%}
+        {%- if relation is not none -%}
+            {%- set current = _gold_marks(relation).get('current-snapshot-id', 'none') -%}
+            {%- do snapshots.update({relation.identifier: none if current == 'none' else current}) -%}
+        {%- endif -%}
     {%- endfor -%}
-    {%- set snapshots = {} -%}
-    {%- if inputs | length > 0 -%}
-        {%- set query -%}
-            select
-            {%- for relation in inputs %}
-                (select max_by(snapshot_id, made_current_at) from {{ relation }}.history where is_current_ancestor)
-                {{- ',' if not loop.last }}
-            {%- endfor %}
-        {%- endset -%}
-        {%- set row = run_query(query).rows[0] -%}
-        {%- for relation in inputs -%}
-            {%- do snapshots.update({relation.identifier: row[loop.index0]}) -%}
-        {%- endfor -%}
-    {%- endif -%}
     {{ return(snapshots) }}
 {% endmacro %}
 
+{#- The table's properties by name: Iceberg's own (its current snapshot
+    among them) and the marks gold_mark set. -#}
 {%- macro _gold_marks(relation) -%}
     {%- set marks = {} -%}
     {%- for row in run_query('show tblproperties ' ~ relation) -%}

@@ -260,9 +260,29 @@ def test_incremental_gold_replaces_only_what_changed(warehouse_run, spark):
                 vars={"landing_root": str(scenario.landing), **scenario.vars},
                 target_path=scenario.target_path)
 
+    def marks(table: str) -> dict[str, str]:
+        return {r.key: r.value for r in spark.sql(f"show tblproperties {gold}.{table}").collect()
+                if r.key.startswith("lakehouse.gold.")}
+
+    def current_snapshot(name: str) -> str:
+        """The input's current snapshot, from its history (not its properties)."""
+        schema = next(s for s in (silver, dims, gold) if spark.catalog.tableExists(f"{s}.{name}"))
+        return str(spark.sql(f"select snapshot_id from {schema}.{name}.history "
+                             "where is_current_ancestor order by made_current_at desc limit 1"
+                             ).first()[0])
+
     before = {t: snapshots(t) for t in tables}
+    marked = {t: marks(t) for t in tables}
     scenario.build(select)
     assert {t: snapshots(t) for t in tables} == before, "nothing landed, yet a gold table committed"
+    # every table saw that no input moved (gold_incremental_run: no query of
+    # the inputs, the marks left as they were): the snapshots it recorded are
+    # its inputs' current ones
+    assert {t: marks(t) for t in tables} == marked
+    for table, recorded in marked.items():
+        inputs = {k.removeprefix("lakehouse.gold.snapshot."): v for k, v in recorded.items()
+                  if k.startswith("lakehouse.gold.snapshot.")}
+        assert inputs and inputs == {name: current_snapshot(name) for name in inputs}, table
 
     # three orders with lines, none of the late product's: one updated, one
     # deleted, one altered by hand in the facts (a recomputation would undo it)
