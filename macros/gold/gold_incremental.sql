@@ -23,7 +23,8 @@
 
     The table remembers when it last read its inputs and the snapshot of
     each (table properties `lakehouse.gold.read_at`,
-    `lakehouse.gold.snapshot.<input>`, set by `gold_mark` after each build)
+    `lakehouse.gold.snapshot.<md5 of the input's name>`: _gold_snapshot_mark;
+    set by `gold_mark` after each build)
     and a hash of its reference tables (meta `gold_references`: seeds, whose
     rows carry no load time). A run recomputes everything (the first build, a
     full refresh, a changed reference table, a truncate of a CDC input, a
@@ -51,7 +52,7 @@
                                'full': false}) -%}
             {%- set moved = [] if _gold_inputs_covered() else ['an input that is not a table'] -%}
             {%- for name, snapshot in _gold_input_snapshots().items() -%}
-                {%- if snapshot is none or marks.get('lakehouse.gold.snapshot.' ~ name) != snapshot | string -%}
+                {%- if snapshot is none or marks.get(_gold_snapshot_mark(name)) != snapshot | string -%}
                     {%- do moved.append(name) -%}
                 {%- endif -%}
             {%- endfor -%}
@@ -136,7 +137,7 @@
     {%- if _gold_nothing_to_find(run) -%}
         {{ return(nothing) }}
     {%- endif -%}
-    {%- set start = run['marks'].get('lakehouse.gold.snapshot.' ~ relation.identifier) -%}
+    {%- set start = run['marks'].get(_gold_snapshot_mark(relation.identifier)) -%}
     {%- set state = none -%}
     {%- if start -%}
         {%- set state -%}
@@ -209,7 +210,7 @@
         {%- set marks = ["'lakehouse.gold.read_at' = '" ~ run_query('select unix_micros(current_timestamp())').rows[0][0] ~ "'",
                          "'lakehouse.gold.references' = '" ~ _gold_references_hash() ~ "'"] -%}
         {%- for name, snapshot in _gold_input_snapshots().items() if snapshot is not none -%}
-            {%- do marks.append("'lakehouse.gold.snapshot." ~ name ~ "' = '" ~ snapshot ~ "'") -%}
+            {%- do marks.append("'" ~ _gold_snapshot_mark(name) ~ "' = '" ~ snapshot ~ "'") -%}
         {%- endfor -%}
         {%- do run_query('alter table ' ~ this ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
     {%- endif -%}
@@ -249,6 +250,16 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(snapshots) }}
+{% endmacro %}
+
+{#- The mark (table property) holding the snapshot of the input
+    `identifier` a build read. Keyed by a digest of the name: Spark hides
+    the value of a property whose key or value matches its redaction
+    patterns (`spark.sql.redaction.options.regex`, `spark.redaction.regex`:
+    url, secret, password, token, access key), so the mark of an input named
+    e.g. fct_url_visits read back as '*********(redacted)'. -#}
+{% macro _gold_snapshot_mark(identifier) %}
+    {{ return('lakehouse.gold.snapshot.' ~ local_md5(identifier | lower)) }}
 {% endmacro %}
 
 {#- The table's properties by name: Iceberg's own (its current snapshot
