@@ -96,8 +96,7 @@
     {%- do counts.update({
         'files': per_file | selectattr('read', 'gt', 0) | list | length,
         'held_files': per_file | selectattr('held', 'gt', 0) | list | length,
-        'ignored_files': run_query('select count(*) from ' ~ run['listed'] ~ ' where not is_data').rows[0][0]
-                         if run['listed'] else 0,
+        'ignored_files': _cdc_ignored_files(run),
     }) -%}
     {%- for name in ['undeclared', 'kept_undeclared'] -%}
         {%- set columns = [] -%}
@@ -112,4 +111,17 @@
             ~ " quarantined: rows would be lost. Nothing was applied.") -%}
     {%- endif -%}
     {{ return(counts) }}
+{% endmacro %}
+
+{#- How many of the run's listed files are not data files: as the listing
+    told cdc_changes (run['ignored_files'], no statement), else counted in
+    the frozen list; 0 without one (a model that does not read through
+    cdc_changes()). -#}
+{% macro _cdc_ignored_files(run) %}
+    {%- if not run['listed'] -%}
+        {{ return(0) }}
+    {%- elif run['ignored_files'] is not none -%}
+        {{ return(run['ignored_files']) }}
+    {%- endif -%}
+    {{ return(run_query('select count(*) from ' ~ run['listed'] ~ ' where not is_data').rows[0][0]) }}
 {% endmacro %}

@@ -20,8 +20,9 @@
     'nothing_new': an incremental run found no file at all, not even a
     non-data one (cdc_changes marks its SQL so, and the run then does
     nothing: no view of the model, no `<model>__cdc_files`); 'bytes': the
-    data files' size, which cdc_changes writes into the model's SQL for
-    cdc_apply (_cdc_new_bytes)}. Commands that
+    data files' size; 'ignored': how many listed files are not data files.
+    cdc_changes writes the last two into the model's SQL for cdc_apply
+    (_cdc_new_files_marker)}. Commands that
     only compile (compile, docs, lint templaters) list nothing: none.
 #}
 {% macro _cdc_new_files(node, incremental) %}
@@ -36,7 +37,7 @@
         {#- nothing unlogged for this model in the run's listing: nothing to
             read (told by the statement above; no Spark job) -#}
         {%- if incremental and not listing['new'] and not listing['all'] -%}
-            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0, 'ignored': 0}) }}
         {%- endif -%}
         {#- the model's part of the listing: rows as values (reading them
             starts no Spark job) -#}
@@ -48,7 +49,7 @@
         {%- endset -%}
         {%- set rows = run_query(query).rows -%}
         {%- if incremental and rows | length == 0 -%}
-            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0, 'ignored': 0}) }}
         {%- endif -%}
         {%- set query -%}
             create or replace temporary view {{ files }} as
@@ -70,7 +71,7 @@
         {%- set rows = run_query('select file_path, is_data, file_size from ' ~ files).rows -%}
         {%- if incremental and rows | length == 0 -%}
             {%- do run_query('drop view if exists ' ~ files) -%}
-            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0}) }}
+            {{ return({'paths': [], 'nothing_new': true, 'bytes': 0, 'ignored': 0}) }}
         {%- endif -%}
         {%- set paths = [] -%}
         {%- set sizes = [] -%}
@@ -80,7 +81,7 @@
         {%- do _cdc_stage_new_lines(node, cfg, paths) -%}
     {%- endif -%}
     {%- do _cdc_count_skipped_events(node, cfg, paths) -%}
-    {{ return({'paths': paths, 'nothing_new': false, 'bytes': sizes | sum}) }}
+    {{ return({'paths': paths, 'nothing_new': false, 'bytes': sizes | sum, 'ignored': rows | length - paths | length}) }}
 {% endmacro %}
 
 {#- Listed files as a query over values, with the columns of a listing:

@@ -69,7 +69,7 @@
     {%- if not run['adaptive'] -%}
         {%- do run_query('reset spark.sql.adaptive.enabled') -%}
     {%- endif -%}
-    {%- set snapshot = run_query('select snapshot_id from ' ~ run['target'] ~ '.snapshots order by committed_at desc limit 1').rows -%}
+    {%- set snapshot = current_snapshot_id(table_properties(run['target'])) -%}
     {%- do log('cdc ' ~ model.name ~ ': ' ~ counts['files'] ~ ' file(s), ' ~ counts['read'] ~ ' read, '
                ~ counts['applied'] ~ ' applied, ' ~ counts['superseded'] ~ ' superseded, '
                ~ counts['quarantined'] ~ ' quarantined'
@@ -83,7 +83,7 @@
             {{ sql_string(model.name) }}, '{{ invocation_id }}', timestamp '{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}',
             current_timestamp(), {{ 'true' if run['initial'] else 'false' }},
             {{ counts['files'] }}, {{ counts['read'] }}, {{ counts['applied'] }}, {{ counts['superseded'] }},
-            {{ counts['quarantined'] }}, {{ snapshot[0][0] if snapshot | length > 0 else 'null' }},
+            {{ counts['quarantined'] }}, {{ snapshot or 'null' }},
             {{ counts['ignored_files'] }}, {{ counts['held_files'] }}
         )
     {%- endset -%}

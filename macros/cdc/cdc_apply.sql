@@ -62,7 +62,8 @@
         14.5-17.5 s per model run with it, 32-35 jobs and 12.6-15.5 s
         without); _cdc_record resets it, and a run that fails midway is
         followed by a run that sets it again -#}
-    {%- set adaptive = _cdc_set_adaptive(_cdc_new_bytes(model.compiled_code or ''), cfg) -%}
+    {%- set facts = _cdc_new_files_facts(model.compiled_code or '') -%}
+    {%- set adaptive = _cdc_set_adaptive(facts['bytes'] if facts else none, cfg) -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
@@ -92,6 +93,7 @@
         'data_columns': data_columns,
         'soft': cfg['delete_mode'] == 'soft',
         'listed': listed if listed | lower in views else none,
+        'ignored_files': facts['ignored'] if facts else none,
         'events': events if events | lower in views and _cdc_source_format() == 'debezium' else none,
         'records': records if records | lower in views else none,
         'batch': _cdc_batch_name(),

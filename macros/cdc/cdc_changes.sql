@@ -89,7 +89,7 @@
     {%- if found is not none and found['nothing_new'] %}
     {{ _cdc_nothing_new_marker() }}
     {%- elif found is not none %}
-    {{ _cdc_new_bytes_marker(found['bytes']) }}
+    {{ _cdc_new_files_marker(found) }}
     {%- endif %}
     select
         {%- for name in cdc_column_names('provenance') %}
@@ -212,17 +212,19 @@
     /* cdc_changes: no new file for this model in run {{ invocation_id }} */
 {%- endmacro %}
 
-{#- The size of the run's new data files, in the model's SQL for cdc_apply
-    (the compile and the apply share nothing else); _cdc_new_bytes reads
-    it back: none when the SQL holds no such line (a model that does not
-    read through cdc_changes()). -#}
-{% macro _cdc_new_bytes_marker(bytes) -%}
-    /* cdc_changes: new files of {{ bytes | int }} bytes */
+{#- What the run's listing found (_cdc_new_files' `found`), in the model's
+    SQL for cdc_apply (the compile and the apply share nothing else): the
+    size of the new data files and how many other files were listed (logged
+    as ignored). _cdc_new_files_facts reads it back: {'bytes', 'ignored'},
+    or none when the SQL holds no such line (a model that does not read
+    through cdc_changes()). -#}
+{% macro _cdc_new_files_marker(found) -%}
+    /* cdc_changes: new files of {{ found['bytes'] | int }} bytes, {{ found['ignored'] | int }} not data */
 {%- endmacro %}
 
-{% macro _cdc_new_bytes(sql) %}
-    {%- set found = modules.re.search('/\\* cdc_changes: new files of ([0-9]+) bytes \\*/', sql) -%}
-    {{ return(found.group(1) | int if found else none) }}
+{% macro _cdc_new_files_facts(sql) %}
+    {%- set found = modules.re.search('/\\* cdc_changes: new files of ([0-9]+) bytes, ([0-9]+) not data \\*/', sql) -%}
+    {{ return({'bytes': found.group(1) | int, 'ignored': found.group(2) | int} if found else none) }}
 {% endmacro %}
 
 {#- Whether the model's SQL (`sql`) is that of a run with nothing new. Not

@@ -44,7 +44,7 @@
     {%- if execute and is_incremental() and flags.WHICH in ('run', 'build') -%}
         {#- a marker an earlier run of this model left when it failed midway -#}
         {%- do run_query('drop view if exists ' ~ this.identifier ~ '__unchanged') -%}
-        {%- set marks = _gold_marks(this) -%}
+        {%- set marks = table_properties(this) -%}
         {%- do run.update({'marks': marks}) -%}
         {%- if 'lakehouse.gold.read_at' in marks
               and marks.get('lakehouse.gold.references', '') == _gold_references_hash() -%}
@@ -234,10 +234,7 @@
 
 {#- The current snapshot of each table the model reads (its parents that
     are table or incremental models), by table name (none: no snapshot
-    yet, or not an Iceberg table), from the table's properties: Iceberg
-    lists its current snapshot there (`current-snapshot-id`), so no Spark
-    job is run (a query of each input's history was one, 0.1-0.2 s per
-    model run, measured 2026-12-01 on the 2-core machine). -#}
+    yet, or not an Iceberg table; current_snapshot_id). -#}
 {% macro _gold_input_snapshots() %}
     {%- set snapshots = {} -%}
     {%- for id in model.depends_on.nodes if id in graph.nodes -%}
@@ -245,8 +242,7 @@
         {%- set relation = adapter.get_relation(node.database, node.schema, node.alias)
             if node.resource_type == 'model' and node.config.materialized in ('table', 'incremental') else none -%}
         {%- if relation is not none -%}
-            {%- set current = _gold_marks(relation).get('current-snapshot-id', 'none') -%}
-            {%- do snapshots.update({relation.identifier: none if current == 'none' else current}) -%}
+            {%- do snapshots.update({relation.identifier: current_snapshot_id(table_properties(relation))}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(snapshots) }}
@@ -261,16 +257,6 @@
 {% macro _gold_snapshot_mark(identifier) %}
     {{ return('lakehouse.gold.snapshot.' ~ local_md5(identifier | lower)) }}
 {% endmacro %}
-
-{#- The table's properties by name: Iceberg's own (its current snapshot
-    among them) and the marks gold_mark set. -#}
-{%- macro _gold_marks(relation) -%}
-    {%- set marks = {} -%}
-    {%- for row in run_query('show tblproperties ' ~ relation) -%}
-        {%- do marks.update({row[0]: row[1]}) -%}
-    {%- endfor -%}
-    {{ return(marks) }}
-{%- endmacro -%}
 
 {#- One hash of the rows of the model's reference tables (meta
     gold_references: names of seeds or other small tables). -#}

@@ -540,6 +540,10 @@ def check_run(
     ).collect()
     for row in audit:
         assert row.rows_read == row.rows_applied + row.rows_superseded + row.rows_quarantined, row
+    # the runs counted as ignored exactly the files logged so (checked above
+    # against the corpus: every listed file that is not a data file)
+    ignored = sum(1 for entry in log.values() if entry.status == "ignored")
+    assert sum(row.files_ignored for row in audit) == ignored, [r.files_ignored for r in audit]
 
 
 def test_hostile_corpus(spark, project_copy, tmp_path):

@@ -162,6 +162,15 @@ def test_every_input_row_is_accounted_for(hard, spark):
     for row in audit:
         quarantined[row.model_name] += row.rows_quarantined
     assert sum(quarantined.values()) == len(read_rejects(scenario.sim_dir))
+    # each run's audit row names the table's snapshot after that run: the
+    # newest one committed before the row (read from the table's history)
+    for model in SILVER.values():
+        table = f"{scenario.schema}_silver.{model}"
+        snapshots = spark.sql(f"select snapshot_id, committed_at from {table}.snapshots").collect()
+        for row in (r for r in audit if r.model_name == model):
+            newest = max((s for s in snapshots if s.committed_at <= row.finished_at),
+                         key=lambda s: s.committed_at)
+            assert row.snapshot_id == newest.snapshot_id, (model, row.run_id, row.snapshot_id)
 
 
 def test_runs_leave_no_change_row_in_scratch_files(hard, lakehouse_home):
