@@ -16,7 +16,6 @@
     whose listing lacks one is described (three statements less per run).
 #}
 {% macro _cdc_ensure_log_tables(schema) %}
-    {%- do run_query('create database if not exists ' ~ schema) -%}
     {%- set tables = {
         'cdc_file_log': [('model_name', 'string'), ('file_path', 'string'), ('file_modified_at', 'timestamp'),
                          ('row_count', 'bigint'), ('applied_at', 'timestamp'), ('run_id', 'string'),
@@ -32,8 +31,16 @@
                            ('row_number', 'bigint'), ('reason', 'string'), ('record', 'string'),
                            ('quarantined_at', 'timestamp')],
     } -%}
+    {%- set relations = {} -%}
+    {%- for table in tables -%}
+        {%- do relations.update({table: adapter.get_relation(database=none, schema=schema, identifier=table)}) -%}
+    {%- endfor -%}
+    {#- (a schema that lists the three tables exists) -#}
+    {%- if none in relations.values() | list -%}
+        {%- do run_query('create database if not exists ' ~ schema) -%}
+    {%- endif -%}
     {%- for table, columns in tables.items() -%}
-        {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=table) -%}
+        {%- set relation = relations[table] -%}
         {%- if relation is none -%}
             {%- set ddl -%}
                 create table if not exists {{ schema }}.{{ table }} (

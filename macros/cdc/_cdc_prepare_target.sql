@@ -53,7 +53,11 @@
         purged tombstones (the newest of them: older changes of keys the
         table does not hold may be echoes of a forgotten delete) and applied
         truncates (null keys: every older change is gone) -#}
-    {%- for table in [run['tombstones'], run['horizon']] if table != run['tombstones'] or run['has_tombstones'] -%}
+    {#- (on later runs, only when dbt's listing of the schema at the start
+        of the invocation lacks them: a statement less for each) -#}
+    {%- for table in [run['tombstones'], run['horizon']] if (table != run['tombstones'] or run['has_tombstones'])
+            and (run['initial'] or adapter.get_relation(database=none, schema=schema,
+                                                         identifier=table.split('.')[-1]) is none) -%}
         {%- set ddl -%}
             create table if not exists {{ table }} (
                 {%- for column in run['data_columns'] if column.name in cfg['keys'] or column.name in cfg['sequence_by'] %}

@@ -63,7 +63,11 @@
         without); _cdc_record resets it, and a run that fails midway is
         followed by a run that sets it again -#}
     {%- set facts = _cdc_new_files_facts(model.compiled_code or '') -%}
-    {%- set adaptive = _cdc_set_adaptive(facts['bytes'] if facts else none, cfg) -%}
+    {%- set new_bytes = facts['bytes'] if facts else none -%}
+    {#- a CSV batch's records were written with this setting, in this
+        model's compilation (_cdc_csv_records): no statement to repeat -#}
+    {%- set adaptive = _cdc_adaptive(new_bytes, cfg) if records | lower in views
+                       else _cdc_set_adaptive(new_bytes, cfg) -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
     {%- do cdc_config(check_columns=names) -%}
@@ -110,11 +114,17 @@
     {{ return(run) }}
 {% endmacro %}
 
-{#- Adaptive query execution on (Spark's default) unless the run's new
-    files (`new_bytes`, none when unknown) are fewer bytes than
-    cdc_adaptive_min_bytes; returns whether it is on. -#}
+{#- Whether a run uses adaptive query execution: yes (Spark's default)
+    unless the run's new files (`new_bytes`, none when unknown) are fewer
+    bytes than cdc_adaptive_min_bytes. -#}
+{% macro _cdc_adaptive(new_bytes, cfg) %}
+    {{ return(new_bytes is none or new_bytes >= cfg['adaptive_min_bytes'] | int) }}
+{% endmacro %}
+
+{#- Sets the session's adaptive query execution as _cdc_adaptive decides;
+    returns whether it is on. -#}
 {% macro _cdc_set_adaptive(new_bytes, cfg) %}
-    {%- set adaptive = new_bytes is none or new_bytes >= cfg['adaptive_min_bytes'] | int -%}
+    {%- set adaptive = _cdc_adaptive(new_bytes, cfg) -%}
     {%- do run_query('reset spark.sql.adaptive.enabled' if adaptive else 'set spark.sql.adaptive.enabled=false') -%}
     {{ return(adaptive) }}
 {% endmacro %}
