@@ -42,8 +42,6 @@
 {% macro gold_incremental_run() %}
     {%- set run = {'since': none, 'full': true, 'unchanged': false, 'marks': {}} -%}
     {%- if execute and is_incremental() and flags.WHICH in ('run', 'build') -%}
-        {#- a marker an earlier run of this model left when it failed midway -#}
-        {%- do run_query('drop view if exists ' ~ this.identifier ~ '__unchanged') -%}
         {%- set marks = table_properties(this) -%}
         {%- do run.update({'marks': marks}) -%}
         {%- if 'lakehouse.gold.read_at' in marks
@@ -181,9 +179,9 @@
         {{ return('true') }}
     {%- endif -%}
     {%- if run['unchanged'] -%}
-        {#- replace_by_key finds this view and commits nothing -#}
-        {%- do run_query('create or replace temporary view ' ~ this.identifier ~ '__unchanged as select 1 as nothing') -%}
-        {{ return('false') }}
+        {#- the model's SQL then carries the marker: replace_by_key commits
+            nothing, gold_mark keeps the marks (no statement for either) -#}
+        {{ return('false ' ~ replace_by_key_nothing_recomputed()) }}
     {%- endif -%}
     {%- set query = 'select ' ~ column ~ ' from ' ~ this if run['full']
                     else 'select distinct ' ~ column ~ ' from (\n' ~ changed ~ '\n) as changed' -%}
@@ -198,13 +196,12 @@
     inputs (now: every input was written before this model started, and
     none is written while it runs), the current snapshot of each input
     table, and its reference tables' hash; after a run whose inputs had not
-    changed (the marker view of gold_changed_only) the marks stay. -#}
+    changed (gold_changed_only put replace_by_key_nothing_recomputed's
+    marker in the model's SQL) the marks stay. -#}
 {% macro gold_mark() %}
     {%- if execute and config.get('materialized') == 'incremental' and flags.WHICH in ('run', 'build') -%}
-        {%- set unchanged = this.identifier ~ '__unchanged' -%}
-        {%- if run_query('show views like ' ~ sql_string(unchanged)).rows | length > 0 -%}
+        {%- if replace_by_key_nothing_recomputed() in (model.compiled_code or '') -%}
             {#- no input changed since the marks were set: they still hold -#}
-            {%- do run_query('drop view ' ~ unchanged) -%}
             {{ return('') }}
         {%- endif -%}
         {%- set marks = ["'lakehouse.gold.read_at' = '" ~ run_query('select unix_micros(current_timestamp())').rows[0][0] ~ "'",

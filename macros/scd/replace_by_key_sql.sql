@@ -6,10 +6,10 @@
     entities that are no longer produced deleted. The entities recomputed
     are those of the model's rows, and those `gold_changed_only` listed for
     this run (so an entity that produces no row any more is deleted). A run
-    that recomputed nothing commits nothing; one whose inputs did not change
-    (gold_changed_only, or a model whose SQL carries
-    replace_by_key_nothing_recomputed, as scd2_history's does) does not even
-    compute its rows.
+    that recomputed nothing commits nothing; one whose SQL carries
+    replace_by_key_nothing_recomputed (its inputs did not change:
+    gold_changed_only and scd2_history put it there) does not even compute
+    its rows.
 
         config(incremental_strategy='replace_by_key', unique_key='customer_sk',
                meta={'replace_key': 'customer_id'})
@@ -24,20 +24,12 @@
         {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': incremental_strategy "
             ~ "'replace_by_key' needs unique_key (a column or a list) and meta replace_key (the entity column).") -%}
     {%- endif -%}
+    {%- if replace_by_key_nothing_recomputed() in (model.compiled_code or '') -%}
+        {%- do log(model.name ~ ': no input changed since the last build, nothing to replace', info=true) -%}
+        {{ return('select 0 as replaced') }}
+    {%- endif -%}
     {%- set listed = target.identifier ~ '__changed' -%}
-    {%- set unchanged = target.identifier ~ '__unchanged' -%}
-    {%- set views = run_query("show views like '" ~ listed ~ "|" ~ unchanged ~ "'").columns[1].values()
-                    | map('lower') | list -%}
-    {%- if unchanged | lower in views -%}
-        {#- gold_changed_only found no input changed: the model computed
-            nothing (the view is gold_mark's to drop) -#}
-        {{ return('select 0 as replaced') }}
-    {%- endif -%}
-    {%- set has_listed = listed | lower in views -%}
-    {%- if not has_listed and replace_by_key_nothing_recomputed() in (model.compiled_code or '') -%}
-        {%- do log(model.name ~ ': no input loaded since the last build, nothing to replace', info=true) -%}
-        {{ return('select 0 as replaced') }}
-    {%- endif -%}
+    {%- set has_listed = run_query("show views like '" ~ listed ~ "'").rows | length > 0 -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {#- the recomputed rows, computed once and written to scratch files
         (the merge reads them three times; with `cache table` on the model's
