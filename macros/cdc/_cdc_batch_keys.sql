@@ -63,22 +63,21 @@
     {%- endif -%}
     {%- set literal = literals[0] if keys | length == 1
                       else "concat('(', " ~ literals | join(", ', ', ") ~ ", ')')" -%}
+    {#- one row per key: the newest usable change of each (`_cdc_rank` 1),
+        and the usable truncates, which carry no key. No distinct, no
+        aggregate: each would be a stage of its own, and the ranked batch
+        has its keys distinct already -#}
     {%- set query -%}
-        select
-            count(*) as keys,
-            count_if({{ unusable | join(' or ') }}) as unusable_keys,
-            concat_ws(', ', collect_list({{ literal }})) as key_list
-        from (
-            select distinct `{{ keys | join('`, `') }}`
-            from {{ ranked }}
-            where _cdc_reason is null and not _cdc_held
-            limit {{ limit + 1 }}
-        ) as batch_keys
+        select {{ literal }} as key_literal, {{ unusable | join(' or ') }} as unusable
+        from {{ ranked }}
+        where _cdc_rank = 1 or (_cdc_reason is null and not _cdc_held and _cdc_is_truncate)
+        limit {{ limit + 1 }}
     {%- endset -%}
-    {%- set row = run_query(query).rows[0] -%}
-    {%- set usable = row['unusable_keys'] == 0 and 0 < row['keys'] <= limit -%}
+    {%- set rows = run_query(query).rows -%}
+    {%- set found = rows | map(attribute=0) | unique | list -%}
+    {%- set usable = rows | selectattr(1) | list | length == 0 and 0 < found | length <= limit -%}
     {%- do run.update({'key_types': types}) -%}
-    {%- do run.update({'key_list': row['key_list'] if usable else none}) -%}
+    {%- do run.update({'key_list': found | join(', ') if usable else none}) -%}
 {% endmacro %}
 
 {#- `alias`'s keys are among the batch's (run['key_list']): a predicate on
