@@ -66,7 +66,9 @@
     {#- one row per key: the newest usable change of each (`_cdc_rank` 1),
         and the usable truncates, which carry no key. No distinct, no
         aggregate: each would be a stage of its own, and the ranked batch
-        has its keys distinct already -#}
+        has its keys distinct already. More rows than the limit: no list
+        (a truncate that carried a key could repeat one; counting the rows
+        never leaves a key out) -#}
     {%- set query -%}
         select {{ literal }} as key_literal, {{ unusable | join(' or ') }} as unusable
         from {{ ranked }}
@@ -74,10 +76,10 @@
         limit {{ limit + 1 }}
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
-    {%- set found = rows | map(attribute=0) | unique | list -%}
-    {%- set usable = rows | selectattr(1) | list | length == 0 and 0 < found | length <= limit -%}
+    {%- set usable = rows | selectattr(1) | list | length == 0 and 0 < rows | length <= limit -%}
     {%- do run.update({'key_types': types}) -%}
-    {%- do run.update({'key_list': found | join(', ') if usable else none}) -%}
+    {%- do run.update({'key_list': rows | map(attribute=0) | unique(case_sensitive=true) | join(', ')
+                                   if usable else none}) -%}
 {% endmacro %}
 
 {#- `alias`'s keys are among the batch's (run['key_list']): a predicate on
