@@ -357,8 +357,8 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
     columns_doc: list[dict[str, Any]] = []
     for c in landed.columns:
         column: dict[str, Any] = {"name": c, "description": _sentence(c)}
-        if c in keys:
-            column["data_tests"] = ["not_null"] + (["unique"] if len(keys) == 1 else [])
+        if keys == [c]:
+            column["data_tests"] = ["primary_key"]
         columns_doc.append(column)
     for c in SILVER_CDC:
         column = {"name": f"_cdc_{c}", "description": f'{{{{ doc("cdc_{c}") }}}}'}
@@ -372,7 +372,7 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
         "columns": columns_doc,
     }
     if len(keys) > 1:
-        model_entry["data_tests"] = [{"unique_combination": {"arguments": {"columns": keys}}}]
+        model_entry["data_tests"] = [{"primary_key": {"arguments": {"columns": keys}}}]
     models["models"] = [m for m in models["models"] if m["name"] != model] + [model_entry]
 
     header = (f"# Written by `lakehouse add-table`; edit freely (descriptions, types).\n"

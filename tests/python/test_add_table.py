@@ -89,7 +89,7 @@ def test_add_table_on_an_unseen_folder_builds_and_tests_green(spark, project_cop
     tests = {r.node.name: str(r.status) for r in result.result.results
              if r.node.resource_type == "test"}
     kinds = {name.split("_slv_")[0] for name in tests}
-    assert {"unique", "not_null", "accepted_values"} <= kinds, tests
+    assert {"primary_key", "accepted_values"} <= kinds, tests
     assert set(tests.values()) == {"pass"}, tests
 
     rows = spark.sql(f"select store_id, store_name, city, opened_on, floor_area, is_open "
@@ -136,7 +136,7 @@ def test_declared_columns_parquet_and_errors(tmp_path, project_copy):
         "ticket_no": "bigint", "line": "bigint", "opened_at": "timestamp"}
     models = yaml.safe_load(written.model_yaml.read_text())["models"]
     assert models[1]["data_tests"] == [
-        {"unique_combination": {"arguments": {"columns": ["ticket_no", "line"]}}}]
+        {"primary_key": {"arguments": {"columns": ["ticket_no", "line"]}}}]
 
     retail = landing / "retail" / "store"
     _write(retail, "LOAD00000001.csv", LOAD)

@@ -73,7 +73,7 @@ def test_every_model_has_a_tested_primary_key(manifest):
         if node["resource_type"] == "snapshot":
             continue
         kinds = tested.get(node["unique_id"], set())
-        if not ({"unique", "unique_combination"} & kinds):
+        if not ({"primary_key", "unique", "unique_combination"} & kinds):
             untested.append(node["unique_id"])
     assert not untested, f"models without a uniqueness test: {untested}"
 
@@ -146,7 +146,7 @@ def test_duplicate_key_in_silver_fails_its_test(warehouse_run, spark):
     finally:
         spark.sql(f"delete from {table} where order_id = {row[0].order_id}")
         original.writeTo(table).append()
-    assert outcomes["unique_slv_retail__orders_order_id"] == "fail"
+    assert outcomes["primary_key_slv_retail__orders_order_id"] == "fail"
 
 
 def test_fact_without_dimension_fails_its_test(warehouse_run, spark):

@@ -25,25 +25,37 @@ def test_hash_columns_separates_null_empty_and_separator(spark, schema, fixture_
     assert len({row.hashed for row in rows}) == len(rows), "two different tuples collide"
 
 
-def test_scd2_generic_tests_pass_a_good_and_catch_a_broken_dimension(spark, schema,
-                                                                     fixture_project, tmp_path):
+def test_generic_tests_pass_good_and_catch_broken_fixtures(spark, schema, fixture_project,
+                                                           tmp_path):
+    """The SCD2 tests on a correct and a broken dimension; primary_key on
+    those and on keys with repeats and nulls (one failing row per key value:
+    the fixtures' comments list them)."""
     project = fixture_project("scd")
-    run_dbt(["run", "--select", "good_dim", "broken_dim"], project_dir=project, schema=schema,
+    models = ["good_dim", "broken_dim", "keys_cases"]
+    run_dbt(["run", "--select", *models], project_dir=project, schema=schema,
             target_path=tmp_path / "target")
-    result = run_dbt(["test", "--select", "good_dim", "broken_dim"], project_dir=project,
+    result = run_dbt(["test", "--select", *models], project_dir=project,
                      schema=schema, target_path=tmp_path / "target", expect_success=False)
     outcome = {}
     for node in result.result.results:
-        test_name = node.node.test_metadata.name
-        model = "broken" if "broken_dim" in node.node.unique_id else "good"
-        outcome[(model, test_name)] = (str(node.status), node.failures)
+        metadata = node.node.test_metadata
+        model = next(m for m in models if m in node.node.unique_id).removesuffix("_dim")
+        key = metadata.name
+        if key == "primary_key":
+            columns = metadata.kwargs.get("columns") or [metadata.kwargs["column_name"]]
+            key += ":" + ",".join(columns)
+        outcome[(model, key)] = (str(node.status), node.failures)
     assert outcome == {
         ("good", "scd2_no_overlap"): ("pass", 0),
         ("good", "scd2_no_gap"): ("pass", 0),
         ("good", "scd2_one_current"): ("pass", 0),
         ("good", "scd2_positive_interval"): ("pass", 0),
+        ("good", "primary_key:entity_id,rec_eff_dt"): ("pass", 0),
         ("broken", "scd2_no_overlap"): ("fail", 2),  # entity 1, entity 3
         ("broken", "scd2_no_gap"): ("fail", 1),  # entity 2
         ("broken", "scd2_one_current"): ("fail", 1),  # entity 3
         ("broken", "scd2_positive_interval"): ("fail", 1),  # entity 4
+        ("broken", "primary_key:entity_id,rec_eff_dt"): ("fail", 2),  # entities 3 and 4
+        ("keys_cases", "primary_key:key_id"): ("fail", 2),  # 2 repeated, null
+        ("keys_cases", "primary_key:key_id,part"): ("fail", 3),  # (2, a) repeated, two nulls
     }
