@@ -105,3 +105,48 @@ def test_pyproject_lists_every_package_the_code_imports():
                if not {d.lower().replace("_", "-") for d in distributions.get(top, [top])}
                & declared}
     assert third_party and not missing, missing
+
+
+#: a macro's or a generic test's definition in a macro file
+_DEFINED = re.compile(r"\{%-?\s*(macro|test)\s+(\w+)\s*\(")
+
+
+def _undocumented_public_macros(macros_dir) -> tuple[list[str], int]:
+    """The public macros (names not starting with `_`; a generic test `x` is
+    the macro `test_x`) without a description in their folder's
+    `_<folder>__macros.yml`, and how many public macros there are."""
+    import yaml
+
+    missing, public = [], 0
+    for folder in sorted(p for p in macros_dir.iterdir() if p.is_dir()):
+        described = {}
+        for properties in folder.glob(f"_{folder.name}__macros.yml"):
+            for entry in yaml.safe_load(properties.read_text()).get("macros", []):
+                described[entry["name"]] = (entry.get("description") or "").strip()
+        for sql in sorted(folder.glob("*.sql")):
+            for kind, name in _DEFINED.findall(sql.read_text()):
+                name = f"test_{name}" if kind == "test" else name
+                if name.startswith("_"):
+                    continue
+                public += 1
+                if len(described.get(name, "")) < 4:
+                    missing.append(f"{folder.name}/{sql.name}: {name}")
+    return missing, public
+
+
+def test_every_public_macro_is_documented_beside_it(tmp_path):
+    """House style: a public macro has an entry with a description in the
+    `_<folder>__macros.yml` beside it (what `dbt docs` shows); dbt-bouncer
+    then checks that an entry documents every argument. A folder whose
+    macro has no entry is caught."""
+    missing, public = _undocumented_public_macros(PROJECT_ROOT / "macros")
+    assert public > 40 and not missing, missing
+    folder = tmp_path / "macros" / "extra"
+    folder.mkdir(parents=True)
+    (folder / "_extra__macros.yml").write_text(
+        "version: 2\nmacros:\n  - name: documented\n    description: it is documented\n")
+    (folder / "two.sql").write_text(
+        "{% macro documented() %}{% endmacro %}\n{%- macro _private() %}{% endmacro %}\n"
+        "{% test not_documented(model) %}{% endtest %}\n")
+    assert _undocumented_public_macros(tmp_path / "macros") == (
+        ["extra/two.sql: test_not_documented"], 2)
