@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cdc_helpers import SILVER, Scenario, canon, silver_state  # noqa: E402
+from cdc_helpers import SILVER, Scenario, canon, interpreted, silver_state  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
 
@@ -89,11 +89,13 @@ def _arm_crash_points() -> None:
 
 def main(argv: list[str]) -> int:
     spark = get_spark()
-    # each child is a cold JVM on a few hundred rows: compiling generated code
-    # costs more than it saves (a build about 20% faster interpreted); the
-    # results are the same, and the writes the test kills are the same
-    spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    spark.conf.set("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+    with interpreted(spark):
+        code = _run(spark, argv)
+    _exit_jvm(spark)
+    return code
+
+
+def _run(spark, argv: list[str]) -> int:
     if argv[0] == "build":
         sim, landing, schema, logdir, select, *batches = argv[1:]
         dump = batches[batches.index("--dump") + 1] if "--dump" in batches else None
@@ -117,7 +119,6 @@ def main(argv: list[str]) -> int:
         if code != 0:
             return code
         _dump(spark, args[args.index("--schema") + 1], out)
-    _exit_jvm(spark)
     return 0
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cdc_helpers import Scenario, canon, silver_state  # noqa: E402
+from cdc_helpers import Scenario, canon, interpreted, silver_state  # noqa: E402
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt  # noqa: E402
 from lakehouse_cdc.simulator import TABLES  # noqa: E402
 from lakehouse_cdc.spark import get_spark  # noqa: E402
@@ -132,7 +132,8 @@ def land_and_build(spark, sim: str, landing: str, schema: str, batch: str, out: 
         with open(Path(landing) / path, "a", encoding="utf-8") as handle:
             handle.writelines(lines)
     # (the data tests are not run: this test asserts on the tables itself)
-    scenario.build("fqn:*", data_tests=False)
+    with interpreted(spark):
+        scenario.build("fqn:*", data_tests=False)
     Path(out).write_text(json.dumps(dump(spark, schema)))
     say("[child] built")
 

@@ -38,8 +38,9 @@ def test_bronze_rows_equal_files_written(spark, schema, simulated, tmp_path, fmt
     scenario = Scenario(sim, tmp_path / "landing", schema)
     for batch in range(SMALL["batches"] + 1):
         scenario.land(batch)
-    _stage(schema, scenario.landing, bronze_format=fmt, bronze_csv_header=header,
-           bronze_full_load_op="included" if full_load_op == "I" else "absent")
+    formats = {"bronze_format": fmt, "bronze_csv_header": header,
+               "bronze_full_load_op": "included" if full_load_op == "I" else "absent"}
+    _stage(schema, scenario.landing, **formats)
 
     written = Counter()
     for entry in read_files(sim):
@@ -67,8 +68,9 @@ def test_bronze_rows_equal_files_written(spark, schema, simulated, tmp_path, fmt
     # columns, of the same types, in this format too
     node = "graph.sources['source.lakehouse_cdc.dms_retail.{}']"
     inline = ";".join("{{ bronze_no_rows(" + node.format(table) + ") }}" for table in TABLES)
+    # (the staging's vars: a parse of the project with other vars would be a second one)
     compiled = run_dbt(["compile", "--inline", inline], schema=schema,
-                       vars={"landing_root": str(scenario.landing), "bronze_format": fmt},
+                       vars={"landing_root": str(scenario.landing), **formats},
                        ).result.results[0].node.compiled_code.split(";")
     for table, sql in zip(TABLES, compiled, strict=True):
         assert (spark.sql(sql).schema.simpleString()
