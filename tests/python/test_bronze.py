@@ -194,3 +194,44 @@ def test_lines_numbered_across_many_splits(spark, schema, simulated, tmp_path):
     bronze = {(Path(r._cdc_file).name, r._cdc_row): (r.customer_id, r.address_line or "")
               for r in rows}
     assert bronze == truth
+
+
+def _joins(spark, sql: str) -> Counter:
+    """The join operators of `sql`'s physical plan, by name."""
+    plan = spark.sql("explain " + sql).collect()[0][0]
+    return Counter(op for op in ("BroadcastHashJoin", "SortMergeJoin", "ShuffledHashJoin")
+                   for _ in range(plan.count(op)))
+
+
+def test_csv_rows_join_their_file_facts_by_broadcast(spark, schema, simulated, tmp_path):
+    """Each CSV line meets its split's counts, and each record its file's
+    facts, through a broadcast of the small side: a plan that shuffled the
+    lines by file would send every line of a file to one task (a 1M-line
+    file's view took 10-12 s that way instead of 5-6 s, docs/benchmark.md).
+    Spark broadcasts those sides only because of the hints in
+    `_bronze_numbered_lines` and `_bronze_csv_rows`: it estimates them by
+    the files' size, so with the threshold off, as for large files, the
+    same SQL without its hints plans sort-merge joins."""
+    sim = simulated(**SMALL)
+    scenario = Scenario(sim, tmp_path / "landing", schema)
+    scenario.land(0)
+    _stage(schema, scenario.landing)
+    node = "graph.sources['source.lakehouse_cdc.dms_retail.orders']"
+    sql = run_dbt(["compile", "--inline", "{{ bronze_select(" + node + ") }}"], schema=schema,
+                  vars={"landing_root": str(scenario.landing)}).result.results[0].node.compiled_code
+    hints = ("/*+ broadcast(f) */", "/*+ broadcast(o) */")
+    bare = sql
+    for hint in hints:
+        bare = bare.replace(hint, "")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        hinted, unhinted = _joins(spark, sql), _joins(spark, bare)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    # the lines meet their split counts in both branches of the records
+    # (one-line and multi-line), and the records their file's facts
+    assert hinted == Counter({"BroadcastHashJoin": hinted["BroadcastHashJoin"]}), hinted
+    assert hinted["BroadcastHashJoin"] >= 3, hinted
+    # (the hints are what broadcasts: the SQL without them does not)
+    assert bare != sql
+    assert unhinted["SortMergeJoin"] >= 1, unhinted
