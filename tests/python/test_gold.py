@@ -219,6 +219,50 @@ def test_a_gold_input_named_like_a_secret_keeps_its_mark(warehouse_run, project_
         == Counter(tuple(r) for r in spark.table(f"{gold}.mart_customer_lifetime_value").collect())
 
 
+def test_a_changed_reference_seed_recomputes_every_fact(warehouse_run, project_copy, tmp_path,
+                                                         spark):
+    """A fact reads a seed (meta gold_references): built again with the seed
+    unchanged it commits nothing; after a change of the seed (here SHIPPED
+    counted as cancelled) every fact row takes the new value, not only the
+    rows whose orders changed (none did). A copy of the seed and of
+    fct_orders, so the shared warehouse's own tables stay as they are."""
+    scenario, _ = warehouse_run
+    project = project_copy()
+    seeds, sales = project / "seeds", project / "models" / "gold" / "sales"
+    (seeds / "order_status_copy.csv").write_text((seeds / "order_status.csv").read_text())
+    fact = (sales / "fct_orders.sql").read_text()
+    assert fact.count("'order_status'") == 2
+    (sales / "fct_status_orders.sql").write_text(
+        fact.replace("{{ config(", "{{ config(\n    contract={'enforced': false},")
+        .replace("'order_status'", "'order_status_copy'"))
+    gold = f"{scenario.schema}_gold"
+
+    def build(*commands: list[str]) -> tuple[list, dict]:
+        for command in commands:
+            run_dbt(command, project_dir=project, schema=scenario.schema,
+                    vars={"landing_root": str(scenario.landing), **scenario.vars},
+                    target_path=tmp_path / "target")
+        return (spark.sql(f"select snapshot_id from {gold}.fct_status_orders.snapshots").collect(),
+                {r.order_id: r.asDict() for r in spark.table(f"{gold}.fct_status_orders").collect()})
+
+    seed = ["seed", "--select", "order_status_copy"]
+    run = ["run", "--select", "fct_status_orders"]
+    snapshots, rows = build(seed, run)
+    sample = {r.order_id: r.asDict() for r in spark.table(f"{gold}.fct_orders").collect()}
+    assert rows == sample
+    assert build(seed, run) == (snapshots, rows), "nothing changed, yet the fact committed"
+
+    text = (seeds / "order_status_copy.csv").read_text()
+    assert "SHIPPED,Handed to the carrier,false" in text
+    (seeds / "order_status_copy.csv").write_text(
+        text.replace("SHIPPED,Handed to the carrier,false", "SHIPPED,Handed to the carrier,true"))
+    _, changed = build(seed, run)
+    expected = {order_id: {**row, "is_cancelled": row["is_cancelled"] or row["status"] == "SHIPPED"}
+                for order_id, row in sample.items()}
+    assert any(row["status"] == "SHIPPED" for row in sample.values())
+    assert changed == expected
+
+
 def _write_cdc(folder, name: str, header: list[str], rows: list[list[str]]) -> None:
     import csv
 
