@@ -242,8 +242,9 @@ def test_a_changed_reference_seed_recomputes_every_fact(warehouse_run, project_c
             run_dbt(command, project_dir=project, schema=scenario.schema,
                     vars={"landing_root": str(scenario.landing), **scenario.vars},
                     target_path=tmp_path / "target")
-        return (spark.sql(f"select snapshot_id from {gold}.fct_status_orders.snapshots").collect(),
-                {r.order_id: r.asDict() for r in spark.table(f"{gold}.fct_status_orders").collect()})
+        table = f"{gold}.fct_status_orders"
+        return (spark.sql(f"select snapshot_id from {table}.snapshots").collect(),
+                {r.order_id: r.asDict() for r in spark.table(table).collect()})
 
     seed = ["seed", "--select", "order_status_copy"]
     run = ["run", "--select", "fct_status_orders"]
