@@ -13,7 +13,13 @@
       timestamp  yyyy-MM-dd HH:mm:ss with at most 6 fractional digits
                  (microseconds), years 0001-9999
       boolean    true/false, t/f, yes/no, y/n, 1/0 (any case)
-    Other types (string, double, float) are not checked here.
+      double, float
+                 a decimal number, optionally with an exponent, that the
+                 binary type holds without overflow (1e400 is not Infinity)
+                 or underflow (1e-400 is not 0); or Infinity, Inf or NaN as
+                 written. Rounding to the nearest binary value is what the
+                 declared type means, and is not checked.
+    Other types (string) are not checked here.
 #}
 {% macro lossless_cast_check(expr, data_type) %}
     {%- set t = data_type | lower | replace(' ', '') -%}
@@ -29,6 +35,12 @@
     {%- elif t in ('timestamp', 'timestamp_ntz', 'timestamp_ltz') -%}
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$'
         and {{ expr }} not rlike '^0000-'
+    {%- elif t in ('double', 'float', 'real') -%}
+        {%- set value = 'cast(' ~ expr ~ ' as ' ~ t ~ ')' -%}
+        ({{ expr }} rlike '^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$'
+         and abs({{ value }}) < cast('Infinity' as {{ t }})
+         and ({{ value }} <> 0 or regexp_extract({{ expr }}, '^[^eE]*', 0) not rlike '[1-9]')
+         or lower({{ expr }}) rlike '^[+-]?(inf|infinity|nan)$')
     {%- elif t == 'boolean' -%}
         lower({{ expr }}) in ('true', 'false', 't', 'f', 'yes', 'no', 'y', 'n', '1', '0')
     {%- else -%}

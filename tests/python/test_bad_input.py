@@ -1751,3 +1751,41 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     assert [(v.rec_eff_dt, v.is_current) for v in versions[7]] == [
         (dt.datetime(2025, 1, 1, 0, 3, 20), True)
     ]
+
+
+#: (text, kept in a double, kept in a float), by hand: what each binary type
+#: holds of the text without overflow to Infinity or underflow to zero
+FLOATING = [
+    ("1.5", True, True), ("-0.0", True, True), (".5", True, True), ("1.", True, True),
+    ("1E10", True, True), ("0e-400", True, True), ("Infinity", True, True),
+    ("-inf", True, True), ("NaN", True, True),
+    ("1.7976931348623157e308", True, False),  # the largest double
+    ("1.7976931348623159e308", False, False),  # rounds to Infinity
+    ("1e400", False, False), ("-1e400", False, False),
+    ("4.9e-324", True, False),  # the smallest double
+    ("1e-400", False, False),  # underflows to 0
+    ("3.4e38", True, True), ("3.5e38", True, False), ("1e-46", True, False),
+    # forms Spark's cast takes that DMS never writes
+    ("0x1p3", False, False), ("1.5d", False, False), (" 5", False, False),
+    ("1,5", False, False),
+]
+
+
+def test_a_number_a_double_or_float_cannot_hold_is_a_reject(spark):
+    """A value a cast would change is a reject: a double or float column takes
+    a number rounded to its binary precision (the declared type's meaning),
+    never one turned into Infinity or zero (Spark's cast does both without a
+    NULL: 1e400 is Infinity, 1e-400 is 0)."""
+    inline = "{{ lossless_cast_check('v', 'double') }};{{ lossless_cast_check('v', 'float') }}"
+    double, single = run_dbt(["compile", "--inline", inline]).result.results[0] \
+        .node.compiled_code.split(";")
+    values = ", ".join("('" + text.replace("'", "''") + "')" for text, _, _ in FLOATING)
+    seen = {r.v: (r.d, r.f) for r in spark.sql(
+        f"select v, {double} as d, {single} as f from values {values} as t(v)").collect()}
+    assert seen == {text: (in_double, in_float) for text, in_double, in_float in FLOATING}
+    # the rejects are values Spark's cast changes: Infinity or 0 from finite, non-zero text
+    changed = {r.v for r in spark.sql(
+        f"select v from values {values} as t(v) "
+        f"where isnan(cast(v as double)) = false and (abs(cast(v as double)) = double('inf') "
+        f"or cast(v as double) = 0) and lower(v) not like '%inf%'").collect()}
+    assert changed == {"-0.0", "0e-400", "1.7976931348623159e308", "1e400", "-1e400", "1e-400"}
