@@ -22,8 +22,9 @@
     two usable rows of a key, both truncates or neither, with the same
     sequence and different content (provenance aside; a column's value
     after Debezium's unavailable values are filled); or a key's newest
-    change with the sequence of the row the table holds and other content
-    (_cdc_check_stored_ties: a tie across runs). Rows of a key are in
+    change with the sequence of the row the table holds, or of the key's
+    tombstone, that is not a repeat of it (_cdc_check_stored_ties: a tie
+    across runs). Rows of a key are in
     sequence order in the window that ranks them, so a tie is a row that
     differs from the one before it with the same sequence: flagged in that
     same window (`_cdc_tie`), not by a second pass over the whole batch.
@@ -167,15 +168,20 @@
                 {%- endfor %}
                 when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
                     {%- if reads_tombstones %}
-                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} >= {{ _cdc_seq_struct('d', seq) }})
+                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('d', seq) }})
                     {%- endif %}
                     then 'applied'
                 else 'superseded'
             end as _cdc_outcome,
-            {#- the newest change of a key with the stored row's own sequence: a
-                repeat, or a tie across runs (_cdc_check_stored_ties) -#}
-            coalesce(s._cdc_rank = 1 and t._cdc_present and not s._cdc_is_delete
-                     and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false) as _cdc_same_seq,
+            {#- the newest change of a key with the sequence of the row the
+                table holds or of the key's tombstone: a repeat (superseded),
+                or a tie across runs (_cdc_check_stored_ties) -#}
+            coalesce(s._cdc_rank = 1 and t._cdc_present
+                     and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false)
+                {%- if reads_tombstones %}
+                or coalesce(s._cdc_rank = 1 and d.`{{ keys[0] }}` is not null
+                            and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('d', seq) }}, false)
+                {%- endif %} as _cdc_same_seq,
             {#- a key's newest change is a delete and the key has a tombstone:
                 the tombstones then take the batch's deletes by a merge, not an
                 insert (_cdc_apply_batch) -#}
@@ -281,7 +287,7 @@
     {%- endif -%}
     {%- if counts['same_seq'] > 0 -%}
         {%- do _cdc_fail_on_ties(run, run_query(_cdc_stored_ties_sql(run)).rows,
-                                 'a change with the same sequence as the row the table holds, and other content') -%}
+                                 'a change with the same sequence as the row the table holds (or as its delete) that does not repeat it') -%}
     {%- endif -%}
     {{ return(counts) }}
 {% endmacro %}

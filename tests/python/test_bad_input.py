@@ -1096,6 +1096,62 @@ def test_a_tie_across_runs_fails_the_run_and_a_repeat_does_not(spark, project_co
     assert not any(r.file_path.endswith("000003000.csv") for r in logged), logged
 
 
+def _same_sequence(row: Row, op: str, name: str) -> Row:
+    """Another change with `row`'s sequence (commit time and change sequence)."""
+    return Row([op, *row.fields[1:4], name, *row.fields[5:]], "applied")
+
+
+def test_a_tie_with_a_delete_across_runs_fails_the_run_and_a_redelivered_delete_is_superseded(
+        spark, project_copy, tmp_path):
+    """A change with the sequence of the key's delete (its tombstone), or a
+    delete with the sequence of the row the table holds, cannot be ordered
+    against it, as within one batch: the run fails naming the key, with
+    nothing applied, instead of bringing a deleted key back or dropping the
+    delete. A delete landed again (a redelivered file) is superseded, as a
+    repeat, not applied a second time. In soft delete mode too."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    for mode in ("hard", "soft"):
+        soft = ", meta={'cdc_delete_mode': 'soft'}" if mode == "soft" else ""
+        config = "unique_key='item_id'" + soft
+        (project / "models" / "silver" / "hostile" / "slv_hostile__items.sql").write_text(
+            MODEL_SQL.replace("unique_key='item_id'", config) % "items")
+        folder = tmp_path / mode / "landing" / "hostile" / "items"
+        schema = f"t_delete_tie_{mode}_" + os.urandom(3).hex()
+        table = f"{schema}_silver.slv_hostile__items"
+        c = Corpus()
+        first = [c.change("I", 1, name="one"), c.change("D", 1, name="one"),
+                 c.change("I", 2, name="two"), c.change("U", 2, name="two-u")]
+        land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, first), first)])
+        work = tmp_path / mode
+        build(project, work, schema, "slv_hostile__items")
+
+        def state(table: str = table, soft: bool = bool(soft)) -> list:
+            return sorted((r.item_id, r.name, r.is_deleted if soft else None)
+                          for r in spark.table(table).collect())
+
+        stored = [(1, "one", True), (2, "two-u", False)] if mode == "soft" else [(2, "two-u", None)]
+        assert state() == stored
+        ties = {"resurrected": [_same_sequence(first[1], "I", "resurrected")],
+                "deleted": [_same_sequence(first[3], "D", "two-u")]}
+        for what, rows in ties.items():
+            name = f"20250101-00000{2 if what == 'resurrected' else 3}000.csv"
+            land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
+            key = '"item_id":1' if what == "resurrected" else '"item_id":2'
+            build_fails(project, work, schema, "slv_hostile__items",
+                        ("model 'slv_hostile__items'", key,
+                         "the same sequence as the row the table holds", "Nothing was applied"))
+            assert state() == stored, (mode, what)
+            (folder / name).unlink()  # the source corrected: the file withdrawn
+
+        land(folder, [CorpusFile("20250101-000004000.csv", lines(HEADER, first), first)])
+        build(project, work, schema, "slv_hostile__items")
+        assert state() == stored
+        log = {r.file_path.rsplit("/", 1)[-1]: (r.rows_applied, r.rows_superseded)
+               for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()}
+        assert log == {"20250101-000001000.csv": (2, 2),
+                       "20250101-000004000.csv": (0, 4)}, (mode, log)
+
+
 def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
     """A column declared anew with a type the table cannot hold exactly
     (decimal(10,2) -> decimal(12,4)) and Iceberg cannot widen in place fails
