@@ -85,6 +85,31 @@
 {% endmacro %}
 
 {#
+    Fails the run, before anything is written, when a column the batch's
+    files carry and the YAML does not declare has the name of a column the
+    model selects (one it computes or renames): adding it is impossible and
+    its values from the files would be lost without a word. `counts`: the
+    batch's (_cdc_batch_counts: the columns of the rows applied and of the
+    rows a change log keeps).
+#}
+{% macro _cdc_check_undeclared_columns(run, counts) %}
+    {%- set selected = run['data_columns'] | map(attribute='name') | map('lower') | list -%}
+    {%- set shadowed = [] -%}
+    {%- for name in ((counts['undeclared'] or '') ~ ',' ~ (counts['kept_undeclared'] or '')).split(',')
+        if name and name | lower in selected and name | lower not in shadowed -%}
+        {%- do shadowed.append(name | lower) -%}
+    {%- endfor -%}
+    {%- if shadowed -%}
+        {%- do _cdc_scratch_drop(run['schema'], run['batch']) -%}
+        {%- do exceptions.raise_compiler_error(
+            "model '" ~ model.name ~ "': the files carry column(s) " ~ shadowed | join(', ')
+            ~ " that the source YAML does not declare, and the model has a column of the same name (it computes "
+            ~ "or renames one), so the files' values would be lost. Nothing was applied. Declare the column(s) in "
+            ~ "the source YAML with their type and give the model's own column another name.") -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#
     Columns the batch's files have and the YAML does not declare (bronze's
     `_cdc_extra`, names already checked to be plain identifiers): each one
     the table lacks is added as a string column, and every string column of

@@ -24,7 +24,8 @@
     after Debezium's unavailable values are filled); or a key's newest
     change with the sequence of the row the table holds, or of the key's
     tombstone, that is not a repeat of it (_cdc_check_stored_ties: a tie
-    across runs). Rows of a key are in
+    across runs); and on a column the files carry undeclared whose name a
+    column of the model has (_cdc_check_undeclared_columns). Rows of a key are in
     sequence order in the window that ranks them, so a tie is a row that
     differs from the one before it with the same sequence: flagged in that
     same window (`_cdc_tie`), not by a second pass over the whole batch.
@@ -289,6 +290,7 @@
         {%- do _cdc_fail_on_ties(run, run_query(_cdc_stored_ties_sql(run)).rows,
                                  'a change with the same sequence as the row the table holds (or as its delete) that does not repeat it') -%}
     {%- endif -%}
+    {%- do _cdc_check_undeclared_columns(run, counts) -%}
     {{ return(counts) }}
 {% endmacro %}
 

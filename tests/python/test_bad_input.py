@@ -1152,6 +1152,45 @@ def test_a_tie_with_a_delete_across_runs_fails_the_run_and_a_redelivered_delete_
                        "20250101-000004000.csv": (0, 4)}, (mode, log)
 
 
+def test_an_added_source_column_named_like_a_model_column_fails_the_run(
+        spark, project_copy, tmp_path):
+    """A column added at the source (in a later file's header) that the YAML
+    does not declare, named like a column the model computes: its values
+    cannot be added and would be lost, so the run fails naming it, with
+    nothing applied. The fix it names (declare the column, rename the
+    model's own) then stores the file's values."""
+    derived = MODEL_SQL.replace("select * from changes",
+                                "select *, upper(name) as DERIVED from changes") % "items"
+    project = _one_table_project(project_copy, derived.replace("DERIVED", "name_upper"))
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_shadowed_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    c = Corpus()
+    first = [c.change("I", 1, name="abc")]
+    land(folder, [CorpusFile("20250101-000001000.csv", lines(HEADER, first), first)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+    added = c.change("I", 2, name="def")
+    added = Row([*added.fields, "FROM_SOURCE", "blue"], "applied")
+    land(folder, [CorpusFile("20250101-000002000.csv",
+                             lines([*HEADER, "name_upper", "colour"], [added]), [added])])
+    build_fails(project, tmp_path, schema, "slv_hostile__items",
+                ("model 'slv_hostile__items'", "column(s) name_upper ", "Nothing was applied",
+                 "Declare the column(s) in the source YAML"))
+    assert [(r.item_id, r.name_upper) for r in spark.table(table).collect()] == [(1, "ABC")]
+
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    declared = "          - {name: active, data_type: 'boolean'}\n"
+    assert declared in sources.read_text()
+    sources.write_text(sources.read_text().replace(
+        declared, declared + "          - {name: name_upper, data_type: 'string'}\n", 1))
+    (project / "models" / "silver" / "hostile" / "slv_hostile__items.sql").write_text(
+        derived.replace("DERIVED", "name_upper_derived"))
+    build(project, tmp_path, schema, "slv_hostile__items")
+    assert sorted((r.item_id, r.name_upper, r.name_upper_derived, r.colour)
+                  for r in spark.table(table).collect()) \
+        == [(1, "ABC", None, None), (2, "FROM_SOURCE", "DEF", "blue")]
+
+
 def test_a_type_change_that_would_round_fails_the_run(spark, project_copy, tmp_path):
     """A column declared anew with a type the table cannot hold exactly
     (decimal(10,2) -> decimal(12,4)) and Iceberg cannot widen in place fails
