@@ -737,14 +737,21 @@
 {%- endmacro %}
 
 {#- A column's value as text in the DMS form. Debezium writes timestamps as
-    numbers since the epoch (timestamp(6): microseconds, or meta.external
-    timestamp_unit) and dates as days since the epoch; a value that is not a
-    number, or a number out of range (a cast to NULL), stays as written, so
-    silver quarantines it rather than losing it. -#}
+    numbers since the epoch (timestamp(6): microseconds, or the source's
+    meta.external timestamp_unit, or the column's meta timestamp_unit: a
+    timestamp(0..3) column is in milliseconds under Debezium's default
+    time.precision.mode) and dates as days since the epoch; a value that is
+    not a number, or a number out of range (a cast to NULL), stays as
+    written, so silver quarantines it rather than losing it. -#}
 {% macro _bronze_value_text(cfg, column, name) %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
     {%- if cfg['format'] == 'debezium' and data_type == 'timestamp' -%}
-        {{ _bronze_epoch_text(name, cfg['timestamp_unit']) }}
+        {%- set unit = (column.meta or {}).get('timestamp_unit', cfg['timestamp_unit']) -%}
+        {%- if unit not in ('micros', 'millis') -%}
+            {%- do exceptions.raise_compiler_error("column " ~ column.name ~ ": meta timestamp_unit is '" ~ unit
+                ~ "'; set it to 'micros' (timestamp(4..6), MicroTimestamp) or 'millis' (timestamp(0..3), Timestamp)") -%}
+        {%- endif -%}
+        {{ _bronze_epoch_text(name, unit) }}
     {%- elif cfg['format'] == 'debezium' and data_type == 'date' -%}
         case when {{ name }} rlike '^-?[0-9]+$'
             then coalesce(cast(date_add(date '1970-01-01', try_cast({{ name }} as int)) as string), {{ name }})

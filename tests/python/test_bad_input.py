@@ -1367,6 +1367,34 @@ def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, project
                           (3, "unparseable_value: born", lines_written[2])], quarantine
 
 
+def test_debezium_millisecond_timestamp_column_by_its_meta(spark, project_copy, tmp_path):
+    """Debezium's default time.precision.mode sends a timestamp(0..3) column
+    in milliseconds since the epoch and a timestamp(4..6) one in
+    microseconds, in one event: the column's meta `timestamp_unit: millis`
+    reads the first right beside the source's microseconds (read as
+    microseconds, 1704103200123 ms was 1970-01-20)."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    text = sources.read_text()
+    start = text.index("- name: items_dbz")
+    line = "          - {name: seen_at, data_type: 'timestamp'}"
+    at = text.index(line, start)
+    sources.write_text(text[:at] + line[:-1] + ", meta: {timestamp_unit: millis}}"
+                       + text[at + len(line):])
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    millis = 1704103200123
+    (folder / "20250101-000001000.json").write_text(
+        dbz_event("c", 1, 1000, seen_at=millis) + "\n")
+    schema = "t_dbz_millis_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    rows = spark.sql(f"select item_id, cast(seen_at as string) as seen_at "
+                     f"from {schema}_silver.slv_hostile__items_dbz").collect()
+    truth = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis)
+    assert [(r.item_id, r.seen_at) for r in rows] \
+        == [(1, truth.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3])]
+
+
 def test_debezium_field_names_are_matched_without_case_and_never_twice(
     spark, project_copy, tmp_path
 ):
