@@ -636,7 +636,8 @@
             {#- every name as written, a name written twice twice (the map keeps one) -#}
             json_object_keys(text) as field_names,
             sum(octet_length(line) + 1) over (partition by file) as file_bytes
-        from (select *, trim(regexp_replace(line, '^\uFEFF', '')) as text from numbered) as trimmed
+        {# (a file written with CRLF line ends: its lines end with a CR) #}
+        from (select *, trim(regexp_replace(line, '^\uFEFF|\r$', '')) as text from numbered) as trimmed
     ),
 
     changes as (

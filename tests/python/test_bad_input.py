@@ -1395,6 +1395,25 @@ def test_debezium_millisecond_timestamp_column_by_its_meta(spark, project_copy, 
         == [(1, truth.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3])]
 
 
+def test_debezium_file_with_crlf_line_ends(spark, project_copy, tmp_path):
+    """A Debezium file written with CRLF line ends: its changes apply and its
+    tombstone line (`null`) is skipped, as in an LF file (its CR made it a
+    malformed line before)."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    written = [dbz_event("c", 1, 1000), dbz_event("d", 2, 1001), "null", dbz_event("c", 3, 1002)]
+    (folder / "20250101-000001000.json").write_bytes(("\r\n".join(written) + "\r\n").encode())
+    schema = "t_dbz_crlf_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    silver = f"{schema}_silver"
+    assert sorted(r.item_id for r in spark.table(f"{silver}.slv_hostile__items_dbz").collect()) \
+        == [1, 3]
+    assert spark.table(f"{silver}.cdc_quarantine").count() == 0
+    log = spark.table(f"{silver}.cdc_file_log").collect()
+    assert [(r.rows_in_file, r.rows_applied) for r in log] == [(3, 3)]
+
+
 def test_debezium_field_names_are_matched_without_case_and_never_twice(
     spark, project_copy, tmp_path
 ):
