@@ -8,7 +8,8 @@
       deletes, truncates         changes that delete a key, applied truncates
       tombstoned                 those deletes of a key that has a tombstone
       same_seq                   keys whose newest change has the sequence of
-                                 the row the table holds (a repeat, or a tie)
+                                 the row the table holds or of the key's
+                                 tombstone (a repeat, or a tie)
       ties                       rows with the sequence of the row before
                                  them in their key and other content
       undeclared                 columns the applied rows carry that the YAML

@@ -25,10 +25,11 @@
     change with the sequence of the row the table holds, or of the key's
     tombstone, that is not a repeat of it (_cdc_check_stored_ties: a tie
     across runs); and on a column the files carry undeclared whose name a
-    column of the model has (_cdc_check_undeclared_columns). Rows of a key are in
-    sequence order in the window that ranks them, so a tie is a row that
-    differs from the one before it with the same sequence: flagged in that
-    same window (`_cdc_tie`), not by a second pass over the whole batch.
+    column of the model has (_cdc_check_undeclared_columns). Rows of a key
+    are in sequence order in the window that ranks them, so a tie is a row
+    that differs from the one before it with the same sequence: flagged in
+    that same window (`_cdc_tie`), not by a second pass over the whole
+    batch.
     Returns the batch's counts by name (_cdc_batch_counts).
 #}
 {% macro _cdc_order_batch(run) %}
