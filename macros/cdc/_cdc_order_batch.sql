@@ -168,9 +168,16 @@
                 {%- for rule in [late_beyond, unsent] if rule %}
                 when {{ rule }} then 'quarantined'
                 {%- endfor %}
+                {#- newer than the stored row and than the key's tombstone; a
+                    delete with its own tombstone's sequence is that delete
+                    again: applied while the table still holds the row (a run
+                    stopped after it wrote the tombstone, before its MERGE),
+                    superseded once the row is gone (a redelivered delete) -#}
                 when (t._cdc_present is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }})
                     {%- if reads_tombstones %}
-                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('d', seq) }})
+                    and (d.`{{ keys[0] }}` is null or {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('d', seq) }}
+                         or (s._cdc_is_delete and coalesce(t._cdc_present, false)
+                             and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('d', seq) }}))
                     {%- endif %}
                     then 'applied'
                 else 'superseded'
