@@ -762,9 +762,16 @@
     {%- endif -%}
 {% endmacro %}
 
+{#- A Debezium time as the text DMS writes, in the session's time zone: a
+    number since the epoch in `unit`; or an ISO-8601 time with its offset
+    (io.debezium.time.ZonedTimestamp, a timestamptz column), the same
+    instant, when it has no more than microseconds (more digits stay as
+    written, and silver quarantines them). -#}
 {% macro _bronze_epoch_text(expr, unit) %}
     case when {{ expr }} rlike '^-?[0-9]+$'
         then coalesce(date_format(timestamp_{{ unit }}(try_cast({{ expr }} as bigint)), 'yyyy-MM-dd HH:mm:ss.SSSSSS'),
                       {{ expr }})
+        when {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6}0*)?(Z|[+-][0-9]{2}:[0-9]{2})$'
+        then coalesce(date_format(try_cast({{ expr }} as timestamp), 'yyyy-MM-dd HH:mm:ss.SSSSSS'), {{ expr }})
         else {{ expr }} end
 {%- endmacro %}

@@ -1395,6 +1395,34 @@ def test_debezium_millisecond_timestamp_column_by_its_meta(spark, project_copy, 
         == [(1, truth.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3])]
 
 
+def test_debezium_zoned_timestamp_is_the_same_instant(spark, project_copy, tmp_path):
+    """A timestamptz column, which Debezium sends as an ISO-8601 string with
+    its offset (ZonedTimestamp), is stored as that instant; one with more
+    than microseconds is quarantined, never cut (it was quarantined
+    whatever its precision before)."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    sent = {1: "2024-01-01T10:00:00.123456Z", 2: "2024-06-30T23:59:59+02:00",
+            3: "2024-01-01T10:00:00.123456000Z", 4: "2024-01-01T10:00:00.123456789Z"}
+    (folder / "20250101-000001000.json").write_text("".join(
+        dbz_event("c", key, 1000 + key, seen_at=value) + "\n" for key, value in sent.items()))
+    schema = "t_dbz_zoned_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    stored = {r.item_id: r.micros for r in spark.sql(
+        f"select item_id, unix_micros(seen_at) as micros "
+        f"from {schema}_silver.slv_hostile__items_dbz").collect()}
+
+    def micros(*when: int) -> int:
+        delta = dt.datetime(*when, tzinfo=dt.UTC) - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+        return delta // dt.timedelta(microseconds=1)
+
+    assert stored == {1: micros(2024, 1, 1, 10, 0, 0, 123456), 2: micros(2024, 6, 30, 21, 59, 59),
+                      3: micros(2024, 1, 1, 10, 0, 0, 123456)}
+    reasons = [r.reason for r in spark.table(f"{schema}_silver.cdc_quarantine").collect()]
+    assert reasons == ["lossy_value: seen_at (timestamp)"], reasons
+
+
 def test_debezium_file_with_crlf_line_ends(spark, project_copy, tmp_path):
     """A Debezium file written with CRLF line ends: its changes apply and its
     tombstone line (`null`) is skipped, as in an LF file (its CR made it a
