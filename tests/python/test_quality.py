@@ -162,3 +162,63 @@ def test_fact_without_dimension_fails_its_test(warehouse_run, spark):
         spark.sql(f"delete from {table} where customer_sk = 'no-such-version'")
     failing = {name for name, status in outcomes.items() if status == "fail"}
     assert failing == {"relationships_fct_orders_customer_sk__customer_sk__ref_dim_customer_"}
+
+
+def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_run, spark,
+                                                                       tmp_path):
+    """A data test that passed is not run again while the table it reads is
+    as when it passed: same Iceberg snapshot, same columns. A write, a column
+    added without a write, a failure, or `reuse_test_passes: false` runs it."""
+    scenario, _ = warehouse_run
+    table = f"{scenario.schema}_silver.slv_retail__orders"
+    runs = iter(range(100))
+
+    def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
+        """Each data test of the table and its outcome; those reused (its log)."""
+        logs = tmp_path / f"run{next(runs)}"
+        result = run_dbt(["test", "--select", "slv_retail__orders", "--log-path", str(logs)],
+                         schema=scenario.schema, target_path=scenario.target_path,
+                         vars={"landing_root": str(scenario.landing), **extra_vars},
+                         expect_success=False)
+        outcomes = {r.node.name: str(r.status) for r in result.result.results
+                    if r.node.resource_type == "test"}
+        reused = set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text()))
+        return outcomes, reused
+
+    def snapshot() -> int:
+        return spark.sql(f"select snapshot_id from {table}.snapshots "
+                         "order by committed_at desc limit 1").first()[0]
+
+    first, _ = test()
+    assert len(first) == 3 and set(first.values()) == {"pass"}, first
+    outcomes, reused = test()
+    assert outcomes == first and reused == set(first)  # nothing changed: every pass reused
+    outcomes, reused = test(reuse_test_passes=False)
+    assert outcomes == first and reused == set()
+
+    row = spark.sql(f"select * from {table} order by order_id limit 1")
+    row = spark.createDataFrame(row.collect(), row.schema)
+    spark.sql(f"delete from {table} where order_id = {row.first().order_id}")
+    try:
+        outcomes, reused = test()  # a write, every rule still holds: run, pass
+        assert outcomes == first and reused == set()
+        before = snapshot()
+        spark.sql(f"alter table {table} add column reuse_probe int")
+        try:
+            assert snapshot() == before  # a new column, no new snapshot
+            outcomes, reused = test()
+            assert outcomes == first and reused == set()
+        finally:
+            spark.sql(f"alter table {table} drop column reuse_probe")
+    finally:
+        row.writeTo(table).append()
+
+    row.writeTo(table).append()  # the duplicate key
+    try:
+        for _ in range(2):  # a failure is not recorded: the test runs and fails again
+            outcomes, reused = test()
+            assert outcomes["primary_key_slv_retail__orders_order_id"] == "fail", outcomes
+            assert "primary_key_slv_retail__orders_order_id" not in reused
+    finally:
+        spark.sql(f"delete from {table} where order_id = {row.first().order_id}")
+        row.writeTo(table).append()

@@ -1,0 +1,71 @@
+{#-
+    What a data test's pass depends on, as one digest, or none when its pass
+    must not be reused (then it always runs):
+    - its query (`test_sql`: the compiled SQL and the failure settings), so
+      a changed test, macro or var runs again;
+    - for each table it reads, the table's current Iceberg snapshot and its
+      columns (`_test_table_state`): any write, and any column added,
+      dropped, renamed or retyped, runs it again.
+    None when the test reads a source or a view (their content is not one
+    table's snapshot), stores its failures, reads nothing through ref, calls
+    a function whose value changes by itself (today's date, random), or
+    when the var `reuse_test_passes` is false.
+-#}
+{% macro _test_pass_key(test_sql) %}
+    {%- set parents = model.depends_on.nodes -%}
+    {%- if not var('reuse_test_passes', true) or should_store_failures() or model.sources or not parents
+           or modules.re.search('(?i)\\b(current_date|current_timestamp|now|localtimestamp|unix_timestamp|rand|randn|random|uuid|shuffle)\\b', test_sql) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set states = [] -%}
+    {%- for uid in parents -%}
+        {%- set node = graph.nodes.get(uid) -%}
+        {%- set table = _test_table_state(node) if node is not none else none -%}
+        {%- if table is none -%}{{ return(none) }}{%- endif -%}
+        {%- do states.append(table) -%}
+    {%- endfor -%}
+    {{ return(local_md5(test_sql ~ '|' ~ states | join('|'))) }}
+{% endmacro %}
+
+{#- The state of a test's parent as text (relation, current snapshot id,
+    digest of its columns), or none when it is not an Iceberg table holding
+    a snapshot. The relation is the one the test reads: `ref` resolves it as
+    in the test's SQL (with `--defer`, another schema's). Read once per
+    invocation by `describe table extended` (no Spark job): in a build a
+    table is written by its own node, which dbt runs before the table's
+    tests. -#}
+{% macro _test_table_state(node) %}
+    {%- if node.resource_type not in ('model', 'seed', 'snapshot')
+           or node.config.materialized not in ('table', 'incremental', 'seed', 'snapshot')
+           or node.config.file_format != 'iceberg' -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set read = ref(node.package_name, node.name, v=node.get('version')) -%}
+    {%- set tables = _test_pass_state()['tables'] -%}
+    {%- if read | string not in tables -%}
+        {%- set relation = adapter.get_relation(database=read.database, schema=read.schema,
+                                                identifier=read.identifier) -%}
+        {%- set state = none -%}
+        {%- if relation is not none and relation.type == 'table' -%}
+            {%- set columns = [] -%}
+            {%- set found = {'in_columns': true, 'provider': none, 'snapshot': none} -%}
+            {%- for row in run_query('describe table extended ' ~ relation) -%}
+                {%- if row[0] == '' or row[0].startswith('#') -%}
+                    {%- do found.update({'in_columns': false}) -%}
+                {%- elif found['in_columns'] -%}
+                    {%- do columns.append(row[0] ~ ' ' ~ row[1]) -%}
+                {%- elif row[0] == 'Provider' -%}
+                    {%- do found.update({'provider': row[1]}) -%}
+                {%- elif row[0] == 'Table Properties' -%}
+                    {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1]) -%}
+                    {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- if found['provider'] == 'iceberg' and found['snapshot'] is not none -%}
+                {%- set state = relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(',')) -%}
+            {%- endif -%}
+        {%- endif -%}
+        {%- do tables.update({read | string: state}) -%}
+    {%- endif -%}
+    {{ return(tables[read | string]) }}
+{% endmacro %}
