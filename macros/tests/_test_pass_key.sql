@@ -50,14 +50,15 @@
             {%- set columns = [] -%}
             {%- set found = {'in_columns': true, 'provider': none, 'snapshot': none} -%}
             {%- for row in run_query('describe table extended ' ~ relation) -%}
-                {%- if row[0] == '' or row[0].startswith('#') -%}
+                {%- set name = row[0] or '' -%}
+                {%- if name == '' or name.startswith('#') -%}
                     {%- do found.update({'in_columns': false}) -%}
                 {%- elif found['in_columns'] -%}
-                    {%- do columns.append(row[0] ~ ' ' ~ row[1]) -%}
-                {%- elif row[0] == 'Provider' -%}
+                    {%- do columns.append(name ~ ' ' ~ row[1]) -%}
+                {%- elif name == 'Provider' -%}
                     {%- do found.update({'provider': row[1]}) -%}
-                {%- elif row[0] == 'Table Properties' -%}
-                    {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1]) -%}
+                {%- elif name == 'Table Properties' -%}
+                    {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
                     {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
                 {%- endif -%}
             {%- endfor -%}
