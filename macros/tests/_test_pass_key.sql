@@ -46,9 +46,11 @@
         {%- set relation = adapter.get_relation(database=read.database, schema=read.schema,
                                                 identifier=read.identifier) -%}
         {%- set state = none -%}
-        {%- if relation is not none and relation.type == 'table' -%}
+        {#- (dbt's cache holds a relation made in this invocation without its
+            type: the describe says whether it is an Iceberg table) -#}
+        {%- if relation is not none and relation.type != 'view' -%}
             {%- set columns = [] -%}
-            {%- set found = {'in_columns': true, 'provider': none, 'snapshot': none} -%}
+            {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none} -%}
             {%- for row in run_query('describe table extended ' ~ relation) -%}
                 {%- set name = row[0] or '' -%}
                 {%- if name == '' or name.startswith('#') -%}
@@ -57,12 +59,14 @@
                     {%- do columns.append(name ~ ' ' ~ row[1]) -%}
                 {%- elif name == 'Provider' -%}
                     {%- do found.update({'provider': row[1]}) -%}
+                {%- elif name == 'Type' -%}
+                    {%- do found.update({'type': (row[1] or '') | upper}) -%}
                 {%- elif name == 'Table Properties' -%}
                     {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
                     {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
                 {%- endif -%}
             {%- endfor -%}
-            {%- if found['provider'] == 'iceberg' and found['snapshot'] is not none -%}
+            {%- if found['provider'] == 'iceberg' and found['type'] != 'VIEW' and found['snapshot'] is not none -%}
                 {%- set state = relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(',')) -%}
             {%- endif -%}
         {%- endif -%}

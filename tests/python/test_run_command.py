@@ -8,6 +8,7 @@ background thread beside the in-process tests (conftest.py)."""
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,17 @@ def _run_twice(work) -> None:
     assert "landed batch" not in again
     assert all(read == 0 for _, read, _ in _summary(again).values())
     assert _commits(home) == commits, "a run with nothing new committed to a silver table or seed"
+    # every data test that reads only tables reuses the pass it got in the
+    # first run, which made those tables (dbt's cache knew them without a type)
+    manifest = json.loads((Path(work.env["DBT_TARGET_PATH"]) / "manifest.json").read_text())
+    nodes = manifest["nodes"]
+    table_kinds = {"table", "incremental", "seed", "snapshot"}
+    on_tables = [n for n in nodes.values() if n["resource_type"] == "test"
+                 and n["depends_on"]["nodes"] and not n["sources"]
+                 and all(nodes[p]["config"]["materialized"] in table_kinds
+                         for p in n["depends_on"]["nodes"])]
+    assert len(on_tables) > 20
+    assert f"{len(on_tables)} data test(s) reused their pass" in again, again[-3000:]
 
 
 @pytest.mark.background(work=_run_twice)
