@@ -8,12 +8,15 @@
       dropped, renamed or retyped, runs it again.
     None when the test reads a source or a view (their content is not one
     table's snapshot), stores its failures, reads nothing through ref, calls
-    a function whose value changes by itself (today's date, random), or
-    when the var `reuse_test_passes` is false.
+    a function whose value changes by itself (today's date, random), has
+    `meta: {reuse_pass: false}` (a test that reads a table by its name, not
+    through ref, whose changes the key cannot see), or when the var
+    `reuse_test_passes` is false.
 -#}
 {% macro _test_pass_key(test_sql) %}
     {%- set parents = model.depends_on.nodes -%}
-    {%- if not var('reuse_test_passes', true) or should_store_failures() or model.sources or not parents
+    {%- if not var('reuse_test_passes', true) or (model.config.meta or {}).get('reuse_pass', true) == false
+           or should_store_failures() or model.sources or not parents
            or modules.re.search('(?i)\\b(current_date|current_timestamp|now|localtimestamp|unix_timestamp|rand|randn|random|uuid|shuffle)\\b', test_sql) -%}
         {{ return(none) }}
     {%- endif -%}

@@ -222,3 +222,27 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
     finally:
         spark.sql(f"delete from {table} where order_id = {row.first().order_id}")
         row.writeTo(table).append()
+
+
+def test_a_data_test_with_meta_reuse_pass_false_always_runs(warehouse_run, project_copy,
+                                                            tmp_path):
+    """`meta: {reuse_pass: false}` (for a test that reads a table by name,
+    which the key cannot see) runs the test every time; its twin without it
+    reuses its pass on the unchanged table."""
+    scenario, _ = warehouse_run
+    project = project_copy()
+    query = "select order_id from {{ ref('slv_retail__orders') }} where order_id is null\n"
+    (project / "tests" / "dbt" / "orders_probe_reused.sql").write_text(query)
+    (project / "tests" / "dbt" / "orders_probe_always_run.sql").write_text(
+        "{{ config(meta={'reuse_pass': false}) }}\n" + query)
+    reused = []
+    for run in range(2):
+        logs = tmp_path / f"run{run}"
+        result = run_dbt(["test", "--select", "orders_probe_reused", "orders_probe_always_run",
+                          "--log-path", str(logs)], project_dir=project, schema=scenario.schema,
+                         vars={"landing_root": str(scenario.landing)},
+                         target_path=tmp_path / "target")
+        assert sorted(str(r.status) for r in result.result.results
+                      if r.node.resource_type == "test") == ["pass", "pass"]
+        reused.append(set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text())))
+    assert reused == [set(), {"orders_probe_reused"}]
