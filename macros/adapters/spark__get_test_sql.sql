@@ -8,7 +8,8 @@
     `--vars '{reuse_test_passes: false}'`.
 -#}
 {% macro spark__get_test_sql(main_sql, fail_calc, warn_if, error_if, limit) %}
-    {%- set key = _test_pass_key(main_sql ~ '|' ~ fail_calc ~ '|' ~ warn_if ~ '|' ~ error_if ~ '|' ~ limit) -%}
+    {%- set key = _test_pass_key([main_sql, config.get('sql_header'), fail_calc, warn_if, error_if, limit,
+                                  config.get('severity')] | join('|')) -%}
     {%- set state = _test_pass_state() -%}
     {%- if key is not none and state['passed'].get(model.unique_id) == key -%}
         {%- do state['reused'].append(model.unique_id) -%}

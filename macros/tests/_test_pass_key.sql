@@ -1,14 +1,16 @@
 {#-
     What a data test's pass depends on, as one digest, or none when its pass
     must not be reused (then it always runs):
-    - its query (`test_sql`: the compiled SQL and the failure settings), so
-      a changed test, macro or var runs again;
+    - its query (`test_sql`: the compiled SQL, its header, the failure
+      settings and the severity), so a changed test, macro or var runs
+      again;
     - for each table it reads, the table's current Iceberg snapshot and its
       columns (`_test_table_state`): any write, and any column added,
       dropped, renamed or retyped, runs it again.
     None when the test reads a source or a view (their content is not one
     table's snapshot), stores its failures, reads nothing through ref, calls
-    a function whose value changes by itself (today's date, random), has
+    a function whose value changes by itself (today's date, random; not a
+    Python UDF, which it cannot see), has
     `meta: {reuse_pass: false}` (a test that reads a table by its name, not
     through ref, whose changes the key cannot see), or when the var
     `reuse_test_passes` is false.
@@ -17,7 +19,7 @@
     {%- set parents = model.depends_on.nodes -%}
     {%- if not var('reuse_test_passes', true) or (model.config.meta or {}).get('reuse_pass', true) == false
            or should_store_failures() or model.sources or not parents
-           or modules.re.search('(?i)\\b(current_date|current_timestamp|now|localtimestamp|unix_timestamp|rand|randn|random|uuid|shuffle)\\b', test_sql) -%}
+           or modules.re.search('(?i)\\b(current_date|curdate|current_timestamp|now|localtimestamp|unix_timestamp|current_timezone|rand|randn|random|uuid|shuffle|reflect|java_method)\\b', test_sql) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set states = [] -%}
@@ -33,47 +35,41 @@
 {#- The state of a test's parent as text (relation, current snapshot id,
     digest of its columns), or none when it is not an Iceberg table holding
     a snapshot. The relation is the one the test reads: `ref` resolves it as
-    in the test's SQL (with `--defer`, another schema's). Read once per
-    invocation by `describe table extended` (no Spark job): in a build a
-    table is written by its own node, which dbt runs before the table's
-    tests. -#}
+    in the test's SQL (with `--defer`, another schema's). Read for each test,
+    right before it runs, by `describe table extended` (no Spark job): a
+    state kept from an earlier test could miss a write made since, by
+    another node or another process. -#}
 {% macro _test_table_state(node) %}
     {%- if node.resource_type not in ('model', 'seed', 'snapshot')
            or node.config.materialized not in ('table', 'incremental', 'seed', 'snapshot')
            or node.config.file_format != 'iceberg' -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set read = ref(node.package_name, node.name, v=node.get('version')) -%}
-    {%- set tables = _test_pass_state()['tables'] -%}
-    {%- if read | string not in tables -%}
-        {%- set relation = adapter.get_relation(database=read.database, schema=read.schema,
-                                                identifier=read.identifier) -%}
-        {%- set state = none -%}
-        {#- (dbt's cache holds a relation made in this invocation without its
-            type: the describe says whether it is an Iceberg table) -#}
-        {%- if relation is not none and relation.type != 'view' -%}
-            {%- set columns = [] -%}
-            {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none} -%}
-            {%- for row in run_query('describe table extended ' ~ relation) -%}
-                {%- set name = row[0] or '' -%}
-                {%- if name == '' or name.startswith('#') -%}
-                    {%- do found.update({'in_columns': false}) -%}
-                {%- elif found['in_columns'] -%}
-                    {%- do columns.append(name ~ ' ' ~ row[1]) -%}
-                {%- elif name == 'Provider' -%}
-                    {%- do found.update({'provider': row[1]}) -%}
-                {%- elif name == 'Type' -%}
-                    {%- do found.update({'type': (row[1] or '') | upper}) -%}
-                {%- elif name == 'Table Properties' -%}
-                    {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
-                    {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
-                {%- endif -%}
-            {%- endfor -%}
-            {%- if found['provider'] == 'iceberg' and found['type'] != 'VIEW' and found['snapshot'] is not none -%}
-                {%- set state = relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(',')) -%}
-            {%- endif -%}
+    {%- set version = node.get('version') -%}
+    {%- set read = ref(node.package_name, node.name, v=(version | string) if version is not none else none) -%}
+    {%- set relation = adapter.get_relation(database=read.database, schema=read.schema, identifier=read.identifier) -%}
+    {#- (dbt's cache holds a relation made in this invocation without its
+        type: the describe says whether it is an Iceberg table) -#}
+    {%- if relation is none or relation.type == 'view' -%}{{ return(none) }}{%- endif -%}
+    {%- set columns = [] -%}
+    {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none} -%}
+    {%- for row in run_query('describe table extended ' ~ relation) -%}
+        {%- set name = row[0] or '' -%}
+        {%- if name == '' or name.startswith('#') -%}
+            {%- do found.update({'in_columns': false}) -%}
+        {%- elif found['in_columns'] -%}
+            {%- do columns.append(name ~ ' ' ~ row[1]) -%}
+        {%- elif name == 'Provider' -%}
+            {%- do found.update({'provider': row[1]}) -%}
+        {%- elif name == 'Type' -%}
+            {%- do found.update({'type': (row[1] or '') | upper}) -%}
+        {%- elif name == 'Table Properties' -%}
+            {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
+            {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
         {%- endif -%}
-        {%- do tables.update({read | string: state}) -%}
+    {%- endfor -%}
+    {%- if found['provider'] != 'iceberg' or found['type'] == 'VIEW' or found['snapshot'] is none -%}
+        {{ return(none) }}
     {%- endif -%}
-    {{ return(tables[read | string]) }}
+    {{ return(relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(','))) }}
 {% endmacro %}
