@@ -67,12 +67,18 @@ def _build(work, env, tmp, name, landing) -> subprocess.CompletedProcess:
 CAPTURED = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
 
 
+def _json(url: str):
+    """A Spark UI's JSON. The UIs answer within a second on an idle machine,
+    but took over 5 s on the CI machine in a slow hour (its two cores shared
+    with the in-process tests, 2026-12-02): a loopback read waits a minute."""
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (loopback)
+        return json.load(response)
+
+
 def _executors(env: dict[str, str]) -> list[dict]:
     base = f"http://127.0.0.1:{env['LAKEHOUSE_THRIFT_UI_PORT']}/api/v1/applications"
-    with urllib.request.urlopen(base, timeout=5) as response:
-        (app,) = json.load(response)
-    with urllib.request.urlopen(f"{base}/{app['id']}/allexecutors", timeout=5) as response:
-        return json.load(response)
+    (app,) = _json(base)
+    return _json(f"{base}/{app['id']}/allexecutors")
 
 
 def _silver(spark: ThriftSpark) -> dict[str, dict]:
@@ -128,8 +134,7 @@ def _builds_to_the_truth_on(work, env: dict[str, str]) -> None:
     assert workers and sum(e["totalTasks"] for e in workers) > tasks_before + 50
     assert all(e["totalTasks"] == 0 for e in executors if e["id"] == "driver")
     master = f"http://127.0.0.1:{env['LAKEHOUSE_MASTER_UI_PORT']}/json/"
-    with urllib.request.urlopen(master, timeout=5) as response:
-        state = json.load(response)
+    state = _json(master)
     assert [w["state"] for w in state["workers"]] == ["ALIVE"]
     assert [a["name"] for a in state["activeapps"]] == ["lakehouse-thrift"]
 
