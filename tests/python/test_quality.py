@@ -173,6 +173,8 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
     table = f"{scenario.schema}_silver.slv_retail__orders"
     runs = iter(range(100))
 
+    queries = []  # per run: the result-row queries (`... as failures`) dbt sent to Spark
+
     def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
         """Each data test of the table and its outcome; those reused (its log)."""
         logs = tmp_path / f"run{next(runs)}"
@@ -182,8 +184,9 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
                          expect_success=False)
         outcomes = {r.node.name: str(r.status) for r in result.result.results
                     if r.node.resource_type == "test"}
-        reused = set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text()))
-        return outcomes, reused
+        log = (logs / "dbt.log").read_text()
+        queries.append(len(re.findall(r"\bas failures\b", log)))
+        return outcomes, set(re.findall(r"(\w+): pass reused", log))
 
     def snapshot() -> int:
         return spark.sql(f"select snapshot_id from {table}.snapshots "
@@ -193,8 +196,13 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
     assert len(first) == 3 and set(first.values()) == {"pass"}, first
     outcomes, reused = test()
     assert outcomes == first and reused == set(first)  # nothing changed: every pass reused
+    [written] = (scenario.target_path / "run").rglob("primary_key_slv_retail__orders_order_id.sql")
+    assert "pass reused" in written.read_text() and "failures" not in written.read_text()
     outcomes, reused = test(reuse_test_passes=False)
     assert outcomes == first and reused == set()
+    # a reused test sends no query: one passing row read for the whole run,
+    # against a query per test when they run
+    assert queries[1:] == [1, 3], queries
 
     row = spark.sql(f"select * from {table} order by order_id limit 1")
     row = spark.createDataFrame(row.collect(), row.schema)
