@@ -189,8 +189,12 @@ def port_open(port: int) -> bool:
         return sock.connect_ex((HOST, port)) == 0
 
 
-def _json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=3) as response:  # noqa: S310 (loopback)
+def ui_json(url: str, timeout: float = 3) -> Any:
+    """A Spark UI's JSON (a loopback read). The product polls inside a wait
+    loop, so a short read retries; a one-off read (the cluster test's) may
+    wait longer: the UIs answer within a second on an idle machine, but took
+    over 5 s with the two cores shared in a slow hour (2026-12-02)."""
+    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (loopback)
         return json.load(response)
 
 
@@ -372,7 +376,7 @@ def _wait(what: str, ready: Any, cluster: Cluster, name: str, timeout: float) ->
 
 def _master_state(cluster: Cluster) -> dict[str, Any] | None:
     try:
-        return _json(cluster.url("master_ui") + "/json/")
+        return ui_json(cluster.url("master_ui") + "/json/")
     except OSError:
         return None
 

@@ -14,13 +14,13 @@ import sys
 import textwrap
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from cdc_helpers import SILVER, diff, silver_state, truth_state
 from conftest import WAREHOUSE_KNOBS, running_cluster
+from lakehouse_cdc.cluster import ui_json
 from lakehouse_cdc.simulator import TABLES, land_batch
 from scd_truth import DIMENSIONS, full_history
 from test_dimensions import _rows as dimension_rows
@@ -68,11 +68,9 @@ CAPTURED = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
 
 
 def _json(url: str):
-    """A Spark UI's JSON. The UIs answer within a second on an idle machine,
-    but took over 5 s on the CI machine in a slow hour (its two cores shared
-    with the in-process tests, 2026-12-02): a loopback read waits a minute."""
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (loopback)
-        return json.load(response)
+    """A one-off read of a Spark UI's JSON: it waits a minute (the CI
+    machine's slow hour took over 5 s, 2026-12-02)."""
+    return ui_json(url, timeout=60)
 
 
 def _executors(env: dict[str, str]) -> list[dict]:
