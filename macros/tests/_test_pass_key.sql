@@ -9,8 +9,7 @@
       dropped, renamed or retyped, runs it again.
     None when the test reads a source or a view (their content is not one
     table's snapshot), stores its failures, reads nothing through ref, calls
-    a function whose value changes by itself (today's date, random; not a
-    Python UDF, which it cannot see), has
+    a function whose value changes by itself (`_calls_changing_function`), has
     `meta: {reuse_pass: false}` (a test that reads a table by its name, not
     through ref, whose changes the key cannot see), or when the var
     `reuse_test_passes` is false.
@@ -19,7 +18,7 @@
     {%- set parents = model.depends_on.nodes -%}
     {%- if not var('reuse_test_passes', true) or (model.config.meta or {}).get('reuse_pass', true) == false
            or should_store_failures() or model.sources or not parents
-           or modules.re.search('(?i)\\b(current_date|curdate|current_timestamp|now|localtimestamp|unix_timestamp|current_timezone|rand|randn|random|uuid|shuffle|reflect|java_method)\\b', test_sql) -%}
+           or _calls_changing_function(test_sql) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set states = [] -%}

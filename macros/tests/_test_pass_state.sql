@@ -5,12 +5,11 @@
     `setdefault` makes the first thread's state everyone's when several
     threads start at once). `passed`: {test id: key} as recorded in
     <ops>.test_passes, read once; `pending`: the keys of tests run now,
-    recorded at the end if they pass; `reused`: the tests whose pass was
-    reused.
+    recorded at the end if they pass.
 -#}
 {% macro _test_pass_state() %}
     {%- set state = graph.setdefault('lakehouse_test_passes_' ~ invocation_id,
-                                     {'passed': none, 'pending': {}, 'reused': []}) -%}
+                                     {'passed': none, 'pending': {}}) -%}
     {%- if state['passed'] is none -%}
         {%- set passed = {} -%}
         {%- set stored = adapter.get_relation(database=none, schema=lakehouse_ops_schema(), identifier='test_passes')

@@ -3,9 +3,9 @@
     passed before on exactly the tables it reads now (`_test_pass_key`,
     which reads each table's state with one describe) is not queried: its
     result is the row dbt's own query gives a passing test (0 failures, no
-    warn, no error; `_test_passing_row`, read once per invocation), and the
-    SQL dbt writes for it under target/run says so, as does the log
-    ("<test>: pass reused"). Every other test runs as dbt's default
+    warn, no error; `_test_passing_row`, read once per invocation), reported
+    by `_reuse_pass`: the SQL dbt writes for it under target/run says so, as
+    does the log ("<test>: pass reused"). Every other test runs as dbt's default
     materialization runs it, its key waiting for `record_test_passes`.
     `--vars '{reuse_test_passes: false}'` runs every test.
 -#}
@@ -15,12 +15,7 @@
                                  | join('|')) -%}
     {%- set state = _test_pass_state() -%}
     {%- if key is not none and state['passed'].get(model.unique_id) == key -%}
-        {%- do state['reused'].append(model.unique_id) -%}
-        {%- do log(model.name ~ ': pass reused, the tables it reads unchanged since it passed', info=false) -%}
-        {%- call noop_statement('main', message='pass reused', code='OK', rows_affected=0,
-                                res=_test_passing_row(state)) -%}
-            /* {{ model.name }}: pass reused, the tables it reads unchanged since it passed; not run */
-        {%- endcall -%}
+        {%- do _reuse_pass(_test_passing_row(state)) -%}
         {{ return({'relations': []}) }}
     {%- endif -%}
     {%- if key is not none -%}{%- do state['pending'].update({model.unique_id: key}) -%}{%- endif -%}

@@ -178,7 +178,9 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
     def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
         """Each data test of the table and its outcome; those reused (its log)."""
         logs = tmp_path / f"run{next(runs)}"
-        result = run_dbt(["test", "--select", "slv_retail__orders", "--log-path", str(logs)],
+        # (the model's unit test is reused too: test_unit_tests.py)
+        result = run_dbt(["test", "--select", "slv_retail__orders,test_type:data",
+                          "--log-path", str(logs)],
                          schema=scenario.schema, target_path=scenario.target_path,
                          vars={"landing_root": str(scenario.landing), **extra_vars},
                          expect_success=False)

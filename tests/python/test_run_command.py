@@ -89,7 +89,8 @@ def _run_twice(work) -> None:
     assert all(read == 0 for _, read, _ in _summary(again).values())
     assert _commits(home) == commits, "a run with nothing new committed to a silver table or seed"
     # every data test that reads only tables reuses the pass it got in the
-    # first run, which made those tables (dbt's cache knew them without a type)
+    # first run, which made those tables (dbt's cache knew them without a
+    # type), and so does every unit test
     manifest = json.loads((Path(work.env["DBT_TARGET_PATH"]) / "manifest.json").read_text())
     nodes = manifest["nodes"]
     table_kinds = {"table", "incremental", "seed", "snapshot"}
@@ -97,8 +98,9 @@ def _run_twice(work) -> None:
                  and n["depends_on"]["nodes"] and not n["sources"]
                  and all(nodes[p]["config"]["materialized"] in table_kinds
                          for p in n["depends_on"]["nodes"])]
-    assert len(on_tables) > 20
-    assert f"{len(on_tables)} data test(s) reused their pass" in again, again[-3000:]
+    assert len(on_tables) > 20 and manifest["unit_tests"]
+    reusable = len(on_tables) + len(manifest["unit_tests"])
+    assert f"{reusable} test(s) reused their pass" in again, again[-3000:]
 
 
 @pytest.mark.background(work=_run_twice)

@@ -1,11 +1,14 @@
 """The dbt unit tests (models/**/_*unit_tests*.yml, `unit_tests:` blocks) can
 fail: each model's SQL is broken on purpose in a copy of the project, the way
 a hurried edit might break it, and every unit test must then fail. (Unbroken,
-they pass: they run inside the first `dbt build` of the session's warehouse.)"""
+they pass: they run inside the first `dbt build` of the session's warehouse.)
+A unit test's pass is reused until its SQL or expected rows change
+(`materialization_unit.sql`): checked on a fresh schema."""
 
 from __future__ import annotations
 
-from lakehouse_cdc import PROJECT_ROOT
+import re
+
 from lakehouse_cdc.dbt_runner import run_dbt
 
 #: model file -> (text in it, the slip that replaces it)
@@ -50,22 +53,64 @@ def test_every_unit_test_fails_when_its_model_is_broken(warehouse_run, project_c
     assert set(outcomes.values()) == {"fail"}, outcomes
 
 
-def test_silver_unit_tests_alone_on_a_fresh_schema(spark, simulated, schema, tmp_path):
+def test_silver_unit_tests_alone_on_a_fresh_schema_then_reused_until_they_change(
+        spark, simulated, schema, project_copy, tmp_path):
     """`dbt test --select test_type:unit` on a schema where nothing was built
     yet: the hook stages the bronze views the silver unit tests take their
-    input columns from, and they pass (nothing else is built)."""
+    input columns from, and they pass (nothing else is built). Run again,
+    each reuses its pass: dbt's query comparing actual and expected rows is
+    not sent. A unit test whose model or expected rows changed runs again
+    (and fails, here), the others keep reusing; put back, it reuses the pass
+    it had; `reuse_test_passes: false` runs them all."""
     import yaml
     from cdc_helpers import Scenario
 
     sim = simulated(seed=4, scale=5, batches=1, add_column_at_batch=0)
     scenario = Scenario(sim, tmp_path / "landing", schema)
     scenario.land(0)
-    declared = yaml.safe_load((PROJECT_ROOT / "models/silver/retail/_retail__unit_tests.yml")
-                              .read_text())["unit_tests"]
-    result = run_dbt(["test", "--select", "test_type:unit,path:models/silver/retail"],
-                     schema=schema, vars={"landing_root": str(scenario.landing)},
-                     target_path=tmp_path / "target")
-    outcomes = {r.node.name: str(r.status) for r in result.result.results
-                if r.node.resource_type == "unit_test"}
-    assert outcomes == {test["name"]: "pass" for test in declared}
+    project = project_copy()
+    tests_yml = project / "models/silver/retail/_retail__unit_tests.yml"
+    declared = yaml.safe_load(tests_yml.read_text())["unit_tests"]
+    runs = iter(range(100))
+
+    def run(**extra_vars) -> tuple[dict[str, str], set[str], int]:
+        """Each silver unit test's outcome; those reused (the log says so);
+        how many comparison queries dbt sent to Spark (dbt.log)."""
+        logs = tmp_path / f"run{next(runs)}"
+        result = run_dbt(["test", "--select", "test_type:unit,path:models/silver/retail",
+                          "--log-path", str(logs)], project_dir=project, schema=schema,
+                         vars={"landing_root": str(scenario.landing), **extra_vars},
+                         target_path=tmp_path / "target", expect_success=False)
+        outcomes = {r.node.name: str(r.status) for r in result.result.results
+                    if r.node.resource_type == "unit_test"}
+        log = (logs / "dbt.log").read_text()
+        return (outcomes, set(re.findall(r"(\w+): pass reused", log)),
+                log.count("-- Build actual result given inputs"))
+
+    passing = {test["name"]: "pass" for test in declared}
+    assert run() == (passing, set(), len(declared))
     assert not spark.catalog.databaseExists(f"{schema}_silver")
+    stored = spark.sql(f"select test_id from {schema}_ops.test_passes").collect()
+    assert sorted(r.test_id.rsplit(".", 1)[1] for r in stored) == sorted(passing)
+    assert run() == (passing, set(passing), 0)  # nothing changed: every pass reused
+
+    # a slip in one model: its test runs (and fails), the others are reused
+    model = project / "models/silver/retail/slv_retail__product.sql"
+    right, wrong = SLIPS["silver/retail/slv_retail__product.sql"]
+    text = model.read_text()
+    model.write_text(text.replace(right, wrong))
+    [product_test] = [name for name in passing if name.startswith("slv_retail__product_")]
+    others = set(passing) - {product_test}
+    assert run() == ({**passing, product_test: "fail"}, others, 1)
+    model.write_text(text)
+    assert run() == (passing, set(passing), 0)  # as when it passed: reused
+
+    # an expected row fewer: that test runs again (and fails, here)
+    changed = yaml.safe_load(tests_yml.read_text())
+    target = changed["unit_tests"][0]
+    target["expect"]["rows"].pop(0)
+    tests_yml.write_text(yaml.safe_dump(changed, sort_keys=False))
+    assert run() == ({**passing, target["name"]: "fail"}, set(passing) - {target["name"]}, 1)
+
+    assert run(reuse_test_passes=False) == (passing | {target["name"]: "fail"}, set(),
+                                            len(declared))
