@@ -61,7 +61,8 @@ def test_silver_unit_tests_alone_on_a_fresh_schema_then_reused_until_they_change
     each reuses its pass: dbt's query comparing actual and expected rows is
     not sent. A unit test whose model or expected rows changed runs again
     (and fails, here), the others keep reusing; put back, it reuses the pass
-    it had; `reuse_test_passes: false` runs them all."""
+    it had. One with `reuse_test_passes: false` in its overrides runs every
+    time; the var set for the run runs them all."""
     import yaml
     from cdc_helpers import Scenario
 
@@ -105,12 +106,15 @@ def test_silver_unit_tests_alone_on_a_fresh_schema_then_reused_until_they_change
     model.write_text(text)
     assert run() == (passing, set(passing), 0)  # as when it passed: reused
 
-    # an expected row fewer: that test runs again (and fails, here)
+    # an expected row fewer: that test runs again (and fails, here); a test
+    # switched off by its own `overrides: {vars: ...}` runs every time
     changed = yaml.safe_load(tests_yml.read_text())
-    target = changed["unit_tests"][0]
+    target, switched = changed["unit_tests"][:2]
     target["expect"]["rows"].pop(0)
+    switched.setdefault("overrides", {}).setdefault("vars", {})["reuse_test_passes"] = False
     tests_yml.write_text(yaml.safe_dump(changed, sort_keys=False))
-    assert run() == ({**passing, target["name"]: "fail"}, set(passing) - {target["name"]}, 1)
+    failing = {**passing, target["name"]: "fail"}
+    for _ in range(2):
+        assert run() == (failing, set(passing) - {target["name"], switched["name"]}, 2)
 
-    assert run(reuse_test_passes=False) == (passing | {target["name"]: "fail"}, set(),
-                                            len(declared))
+    assert run(reuse_test_passes=False) == (failing, set(), len(declared))
