@@ -234,6 +234,33 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
         row.writeTo(table).append()
 
 
+def _build_dim_date(scenario, end: str | None) -> None:
+    """`dbt run` of dim_date, its last day the var `date_spine_end` (none: the default)."""
+    run_dbt(["run", "--select", "dim_date"], schema=scenario.schema,
+            target_path=scenario.target_path,
+            vars={"landing_root": str(scenario.landing),
+                  **({"date_spine_end": end} if end else {})})
+
+
+def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
+    """A view model built again with other SQL answers with that SQL (Iceberg's
+    `create or replace view` on a Hive metastore left Spark reading the first
+    SQL: macros/adapters/materialization_view.sql)."""
+    scenario, _ = warehouse_run
+    view = f"{scenario.schema}_dimensions.dim_date"
+
+    def last_day() -> str:
+        return str(spark.sql(f"select max(date_day) from {view}").first()[0])
+
+    assert last_day() == "2030-12-31"
+    try:
+        _build_dim_date(scenario, "2031-06-30")
+        assert last_day() == "2031-06-30"
+    finally:
+        _build_dim_date(scenario, None)
+    assert last_day() == "2030-12-31"
+
+
 def test_a_data_test_with_meta_reuse_pass_false_always_runs(warehouse_run, project_copy,
                                                             tmp_path):
     """`meta: {reuse_pass: false}` (for a test that reads a table by name,
