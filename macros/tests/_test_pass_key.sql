@@ -6,13 +6,16 @@
       again;
     - for each table it reads, the table's current Iceberg snapshot and its
       columns (`_test_table_state`): any write, and any column added,
-      dropped, renamed or retyped, runs it again.
-    None when the test reads a source or a view (their content is not one
-    table's snapshot), stores its failures, reads nothing through ref, calls
-    a function whose value changes by itself (`_calls_changing_function`), has
-    `meta: {reuse_pass: false}` (a test that reads a table by its name, not
-    through ref, whose changes the key cannot see), or when the var
-    `reuse_test_passes` is false.
+      dropped, renamed or retyped, runs it again;
+    - for each view it reads, the view's text and columns, the engine, and
+      the state of each relation the view reads (`_test_view_state`).
+    None when the test reads a source or a view whose content is not a
+    function of Iceberg snapshots (`_test_view_state`), stores its failures,
+    reads nothing through ref, calls a function whose value changes by
+    itself (`_calls_changing_function`), has `meta: {reuse_pass: false}` (a
+    test that reads a table by its name, not through ref, whose changes the
+    key cannot see; on a view model, every test of the view), or when the
+    var `reuse_test_passes` is false.
 -#}
 {% macro _test_pass_key(test_sql) %}
     {%- set parents = model.depends_on.nodes -%}
@@ -31,27 +34,41 @@
     {{ return(local_md5(test_sql ~ '|' ~ states | join('|'))) }}
 {% endmacro %}
 
-{#- The state of a test's parent as text (relation, current snapshot id,
-    digest of its columns), or none when it is not an Iceberg table holding
-    a snapshot. The relation is the one the test reads: `ref` resolves it as
-    in the test's SQL (with `--defer`, another schema's). Read for each test,
-    right before it runs, by `describe table extended` (no Spark job): a
-    state kept from an earlier test could miss a write made since, by
-    another node or another process. -#}
+{#- The state of a test's parent as text, or none when its content is not
+    a function of Iceberg snapshots: a model, seed or snapshot that is an
+    Iceberg table or a view (`_test_relation_state`). The relation is the one
+    the test reads: `ref` resolves it as in the test's SQL (with `--defer`,
+    another schema's). -#}
 {% macro _test_table_state(node) %}
     {%- if node.resource_type not in ('model', 'seed', 'snapshot')
-           or node.config.materialized not in ('table', 'incremental', 'seed', 'snapshot')
-           or node.config.file_format != 'iceberg' -%}
+           or node.config.materialized not in ('table', 'incremental', 'seed', 'snapshot', 'view')
+           or (node.config.materialized != 'view' and node.config.file_format != 'iceberg')
+           or (node.config.meta or {}).get('reuse_pass', true) == false -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set version = node.get('version') -%}
     {%- set read = ref(node.package_name, node.name, v=(version | string) if version is not none else none) -%}
-    {%- set relation = adapter.get_relation(database=read.database, schema=read.schema, identifier=read.identifier) -%}
-    {#- (dbt's cache holds a relation made in this invocation without its
-        type: the describe says whether it is an Iceberg table) -#}
-    {%- if relation is none or relation.type == 'view' -%}{{ return(none) }}{%- endif -%}
+    {{ return(_test_relation_state(read.database, read.schema, read.identifier, 0)) }}
+{% endmacro %}
+
+{#- The state of one relation as text: for an Iceberg table, its name, its
+    current snapshot id and a digest of its columns; for a view, as
+    `_test_view_state` says (`depth`: views read through views so far).
+    None when it is neither, or holds no snapshot. Read for each test,
+    right before it runs, by `describe table extended` (no Spark job): a
+    state kept from an earlier test could miss a write made since, by
+    another node or another process. -#}
+{% macro _test_relation_state(database, schema, identifier, depth) %}
+    {%- set relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+    {#- a relation a view reads need not be a dbt node (a model's kept
+        changes), nor in dbt's listing when made later in this invocation -#}
+    {%- if relation is none and depth > 0
+           and run_query("show tables in " ~ schema ~ " like '" ~ identifier ~ "'").rows | length == 1 -%}
+        {%- set relation = api.Relation.create(database=database, schema=schema, identifier=identifier) -%}
+    {%- endif -%}
+    {%- if relation is none -%}{{ return(none) }}{%- endif -%}
     {%- set columns = [] -%}
-    {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none} -%}
+    {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none, 'text': none} -%}
     {%- for row in run_query('describe table extended ' ~ relation) -%}
         {%- set name = row[0] or '' -%}
         {%- if name == '' or name.startswith('#') -%}
@@ -62,13 +79,62 @@
             {%- do found.update({'provider': row[1]}) -%}
         {%- elif name == 'Type' -%}
             {%- do found.update({'type': (row[1] or '') | upper}) -%}
+        {%- elif name == 'View Text' -%}
+            {%- do found.update({'text': row[1]}) -%}
         {%- elif name == 'Table Properties' -%}
             {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
             {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if found['provider'] != 'iceberg' or found['type'] == 'VIEW' or found['snapshot'] is none -%}
+    {%- if found['type'] == 'VIEW' -%}
+        {{ return(_test_view_state(relation, found['text'], columns, depth)) }}
+    {%- endif -%}
+    {%- if found['provider'] != 'iceberg' or found['snapshot'] is none -%}
         {{ return(none) }}
     {%- endif -%}
     {{ return(relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(','))) }}
+{% endmacro %}
+
+{#- The state of a view (`text`: its SQL as the catalog holds it) as text:
+    a digest of its text, its columns and the engine (Spark's version and
+    the session's time zone, which a view's rows can depend on), then the
+    state of each relation it reads. A view's content follows from those
+    when everything its text reads after `from` or `join` is one of its
+    common table expressions or a relation of the project's schemas
+    (`<target schema>` or `<target schema>_...`, as the change logs read
+    their model's kept changes), each an Iceberg table or such a view (up to
+    three views deep). Otherwise none: a source, another schema's or
+    catalog's relation, a table-valued function, or a function whose value
+    changes by itself (`_calls_changing_function`). Read conservatively: a
+    `from` the view does not use to read (`extract(day from x)`) also
+    makes it none. -#}
+{% macro _test_view_state(relation, text, columns, depth) %}
+    {%- set re = modules.re -%}
+    {%- if depth >= 3 or not text or _calls_changing_function(text) -%}{{ return(none) }}{%- endif -%}
+    {%- set project_relation = '`?(' ~ re.escape(target.schema) ~ '(?:_\\w+)?)`?\\s*\\.\\s*`?(\\w+)`?' -%}
+    {%- set ctes = re.findall('(?i)\\b(\\w+)\\s+as\\s*\\(', text) | map('lower') | list -%}
+    {%- for name in re.findall('(?i)\\b(?:from|join)\\s+([`\\w.]+)', text) -%}
+        {%- if name.strip('`') | lower not in ctes and not re.fullmatch('(?i)' ~ project_relation, name) -%}
+            {{ return(none) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set states = [] -%}
+    {%- for read in re.findall('(?i)(?<![\\w.])' ~ project_relation, text) | unique -%}
+        {%- set state = _test_relation_state(relation.database, read[0], read[1], depth + 1) -%}
+        {%- if state is none -%}{{ return(none) }}{%- endif -%}
+        {%- do states.append(state) -%}
+    {%- endfor -%}
+    {%- set own = local_md5([text, columns | join(','), _test_engine()] | join('|')) -%}
+    {{ return(relation ~ '=view#' ~ own ~ '(' ~ states | join(', ') ~ ')') }}
+{% endmacro %}
+
+{#- The engine a view's rows are computed on: Spark's version and the
+    session's time zone, read once per invocation. -#}
+{% macro _test_engine() %}
+    {%- set state = _test_pass_state() -%}
+    {%- if state['engine'] is none -%}
+        {%- do state.update({'engine': run_query('select version(), current_timezone()').rows[0]
+                                       | join(' ')}) -%}
+    {%- endif -%}
+    {{ return(state['engine']) }}
 {% endmacro %}

@@ -5,11 +5,11 @@
     `setdefault` makes the first thread's state everyone's when several
     threads start at once). `passed`: {test id: key} as recorded in
     <ops>.test_passes, read once; `pending`: the keys of tests run now,
-    recorded at the end if they pass.
+    recorded at the end if they pass; `engine`: as `_test_engine` reads it.
 -#}
 {% macro _test_pass_state() %}
     {%- set state = graph.setdefault('lakehouse_test_passes_' ~ invocation_id,
-                                     {'passed': none, 'pending': {}}) -%}
+                                     {'passed': none, 'pending': {}, 'engine': none}) -%}
     {%- if state['passed'] is none -%}
         {%- set passed = {} -%}
         {%- set stored = adapter.get_relation(database=none, schema=lakehouse_ops_schema(), identifier='test_passes')

@@ -234,6 +234,73 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
         row.writeTo(table).append()
 
 
+def test_a_data_test_on_a_view_is_reused_only_while_the_view_and_what_it_reads_are_unchanged(
+        warehouse_run, spark, tmp_path):
+    """A test on a view (a change log reads its model's kept changes by name;
+    dim_date reads nothing) reuses its pass while the view's text and each
+    table it reads are unchanged. A repeat written into the kept changes
+    runs the change log's tests (the repeat fails its test); the date
+    dimension built with other SQL runs its tests."""
+    scenario, _ = warehouse_run
+    kept = f"{scenario.schema}_silver.slv_retail__product__cdc_changes"
+    repeat_test = ("unique_combination_slv_retail__product_log_product_id___cdc_phase___"
+                   "cdc_commit_t")
+    runs = iter(range(100))
+
+    def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
+        logs = tmp_path / f"run{next(runs)}"
+        result = run_dbt(["test", "--select", "slv_retail__product_log,test_type:data",
+                          "dim_date,test_type:data",
+                          "--log-path", str(logs)],
+                         schema=scenario.schema, target_path=scenario.target_path,
+                         vars={"landing_root": str(scenario.landing), **extra_vars},
+                         expect_success=False)
+        outcomes = {r.node.name: str(r.status) for r in result.result.results
+                    if r.node.resource_type == "test"}
+        return outcomes, set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text()))
+
+    first, _ = test()
+    log_tests = {name for name in first if "product_log" in name}
+    date_tests = set(first) - log_tests
+    assert len(log_tests) == 3 and len(date_tests) >= 3, first
+    assert set(first.values()) == {"pass"}, first
+    assert any(name.startswith(repeat_test) for name in log_tests), log_tests
+    outcomes, reused = test()
+    assert outcomes == first and reused == set(first)  # nothing changed: every pass reused
+    outcomes, reused = test(reuse_test_passes=False)
+    assert outcomes == first and reused == set()
+
+    before = spark.sql(f"select snapshot_id from {kept}.history "
+                       "where is_current_ancestor order by made_current_at desc").first()[0]
+    row = spark.sql(f"select * from {kept} where product_id is not null limit 1")
+    spark.createDataFrame(row.collect(), row.schema).writeTo(kept).append()  # kept twice
+    repeat = {name for name in log_tests if name.startswith(repeat_test)}
+    try:
+        outcomes, reused = test()  # a write: the change log's tests run, the repeat fails
+        assert {n for n, status in outcomes.items() if status == "fail"} == repeat, outcomes
+        assert reused == date_tests
+        outcomes, reused = test()  # a failure is not recorded: it runs and fails again
+        assert {n for n, status in outcomes.items() if status == "fail"} == repeat, outcomes
+        assert reused == set(first) - repeat  # (the others passed on this snapshot)
+    finally:
+        spark.sql(f"call spark_catalog.system.rollback_to_snapshot('{kept}', {before})")
+    # the snapshot the repeat's test passed on is current again: reused (one
+    # pass is kept per test: the others' is now that of the snapshot rolled back)
+    outcomes, reused = test()
+    assert outcomes == first and reused == date_tests | repeat
+    outcomes, reused = test()
+    assert outcomes == first and reused == set(first)
+
+    # the date dimension's view built with another end date (a var), then as
+    # before: its tests run each time (one pass is kept per test), then are reused
+    for end in ("2031-12-31", None):
+        _build_dim_date(scenario, end)
+        outcomes, reused = test()
+        assert outcomes == first and reused == log_tests, end
+    outcomes, reused = test()
+    assert outcomes == first and reused == set(first)
+
+
 def _build_dim_date(scenario, end: str | None) -> None:
     """`dbt run` of dim_date, its last day the var `date_spine_end` (none: the default)."""
     run_dbt(["run", "--select", "dim_date"], schema=scenario.schema,
