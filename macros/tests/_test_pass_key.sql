@@ -61,9 +61,11 @@
 {% macro _test_relation_state(database, schema, identifier, depth) %}
     {%- set relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
     {#- a relation a view reads need not be a dbt node (a model's kept
-        changes), nor in dbt's listing when made later in this invocation -#}
+        changes), nor in dbt's listing when made later in this invocation
+        (a temporary view of that name is not it: rejectattr isTemporary) -#}
     {%- if relation is none and depth > 0
-           and run_query("show tables in " ~ schema ~ " like '" ~ identifier ~ "'").rows | length == 1 -%}
+           and run_query("show tables in " ~ schema ~ " like '" ~ identifier ~ "'").rows
+                         | rejectattr(2) | list | length == 1 -%}
         {%- set relation = api.Relation.create(database=database, schema=schema, identifier=identifier) -%}
     {%- endif -%}
     {%- if relation is none -%}{{ return(none) }}{%- endif -%}
@@ -98,28 +100,35 @@
 {#- The state of a view (`text`: its SQL as the catalog holds it) as text:
     a digest of its text, its columns and the engine (Spark's version and
     the session's time zone, which a view's rows can depend on), then the
-    state of each relation it reads. A view's content follows from those
-    when everything its text reads after `from` or `join` is one of its
-    common table expressions or a relation of the project's schemas
-    (`<target schema>` or `<target schema>_...`, as the change logs read
-    their model's kept changes), each an Iceberg table or such a view (up to
-    three views deep). Otherwise none: a source, another schema's or
-    catalog's relation, a table-valued function, or a function whose value
-    changes by itself (`_calls_changing_function`). Read conservatively: a
-    `from` the view does not use to read (`extract(day from x)`) also
-    makes it none. -#}
+    state of each relation it reads. None (its tests run) unless the text
+    is of a shape whose every read is seen here: each name after `from` or
+    `join` is one of its common table expressions or a relation of the
+    project's schemas (`<target schema>` or `<target schema>_...`, as the
+    change logs read their model's kept changes), each an Iceberg table or
+    such a view (up to three views deep). Refused, being unseen or changing
+    by themselves: a subquery after `from` or `join`, a name followed by a
+    comma (a comma join), `table`, time travel (`as of`), SQL comments, a
+    sampled or file-dependent read, a function whose value changes by
+    itself (`_calls_changing_function`). Not seen: a common table
+    expression named as a table it reads inside its own definition. -#}
 {% macro _test_view_state(relation, text, columns, depth) %}
     {%- set re = modules.re -%}
-    {%- if depth >= 3 or not text or _calls_changing_function(text) -%}{{ return(none) }}{%- endif -%}
-    {%- set project_relation = '`?(' ~ re.escape(target.schema) ~ '(?:_\\w+)?)`?\\s*\\.\\s*`?(\\w+)`?' -%}
-    {%- set ctes = re.findall('(?i)\\b(\\w+)\\s+as\\s*\\(', text) | map('lower') | list -%}
-    {%- for name in re.findall('(?i)\\b(?:from|join)\\s+([`\\w.]+)', text) -%}
-        {%- if name.strip('`') | lower not in ctes and not re.fullmatch('(?i)' ~ project_relation, name) -%}
-            {{ return(none) }}
-        {%- endif -%}
+    {%- if depth >= 3 or not text or _calls_changing_function(text)
+           or re.search('(?i)--|/[*]|\\btable\\b|\\bas\\s+of\\b|\\bfor\\s+system_|\\btablesample\\b|\\b(current_user|session_user|user|input_file_name|input_file_block_start|input_file_block_length|monotonically_increasing_id|spark_partition_id)\\s*\\(', text)
+           or re.search('(?i)\\b(from|join)\\s*\\(', text)
+           or re.search('(?i)\\b(from|join)\\s*[^\\s(),;]+(\\s+(as\\s+)?\\w+)?\\s*,', text) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set project_relation = '`?(' ~ re.escape(target.schema) ~ '(?:_\\w+)?)`?\\.`?(\\w+)`?' -%}
+    {%- set ctes = re.findall('(?i)(?:\\bwith|,)\\s*(\\w+)\\s+as\\s*\\(', text) | map('lower') | list -%}
+    {%- set reads = [] -%}
+    {%- for name in re.findall('(?i)\\b(?:from|join)\\s*([^\\s(),;]+)', text) if name | lower not in ctes -%}
+        {%- set read = re.fullmatch('(?i)' ~ project_relation, name) -%}
+        {%- if read is none -%}{{ return(none) }}{%- endif -%}
+        {%- do reads.append((read.group(1), read.group(2))) -%}
     {%- endfor -%}
     {%- set states = [] -%}
-    {%- for read in re.findall('(?i)(?<![\\w.])' ~ project_relation, text) | unique -%}
+    {%- for read in reads | unique -%}
         {%- set state = _test_relation_state(relation.database, read[0], read[1], depth + 1) -%}
         {%- if state is none -%}{{ return(none) }}{%- endif -%}
         {%- do states.append(state) -%}
