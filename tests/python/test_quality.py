@@ -164,6 +164,20 @@ def test_fact_without_dimension_fails_its_test(warehouse_run, spark):
     assert failing == {"relationships_fct_orders_customer_sk__customer_sk__ref_dim_customer_"}
 
 
+def _run_tests(scenario, logs, selection: list[str], extra_vars: dict
+               ) -> tuple[dict[str, str], set[str], str]:
+    """`dbt test` of `selection`: each test's outcome, the tests whose pass was
+    reused (the log says so), and the log."""
+    result = run_dbt(["test", "--select", *selection, "--log-path", str(logs)],
+                     schema=scenario.schema, target_path=scenario.target_path,
+                     vars={"landing_root": str(scenario.landing), **extra_vars},
+                     expect_success=False)
+    outcomes = {r.node.name: str(r.status) for r in result.result.results
+                if r.node.resource_type == "test"}
+    log = (logs / "dbt.log").read_text()
+    return outcomes, set(re.findall(r"(\w+): pass reused", log)), log
+
+
 def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_run, spark,
                                                                        tmp_path):
     """A data test that passed is not run again while the table it reads is
@@ -177,18 +191,11 @@ def test_a_data_test_pass_is_reused_only_while_its_table_is_unchanged(warehouse_
 
     def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
         """Each data test of the table and its outcome; those reused (its log)."""
-        logs = tmp_path / f"run{next(runs)}"
         # (the model's unit test is reused too: test_unit_tests.py)
-        result = run_dbt(["test", "--select", "slv_retail__orders,test_type:data",
-                          "--log-path", str(logs)],
-                         schema=scenario.schema, target_path=scenario.target_path,
-                         vars={"landing_root": str(scenario.landing), **extra_vars},
-                         expect_success=False)
-        outcomes = {r.node.name: str(r.status) for r in result.result.results
-                    if r.node.resource_type == "test"}
-        log = (logs / "dbt.log").read_text()
+        outcomes, reused, log = _run_tests(scenario, tmp_path / f"run{next(runs)}",
+                                           ["slv_retail__orders,test_type:data"], extra_vars)
         queries.append(len(re.findall(r"\bas failures\b", log)))
-        return outcomes, set(re.findall(r"(\w+): pass reused", log))
+        return outcomes, reused
 
     def snapshot() -> int:
         return spark.sql(f"select snapshot_id from {table}.snapshots "
@@ -248,16 +255,10 @@ def test_a_data_test_on_a_view_is_reused_only_while_the_view_and_what_it_reads_a
     runs = iter(range(100))
 
     def test(**extra_vars) -> tuple[dict[str, str], set[str]]:
-        logs = tmp_path / f"run{next(runs)}"
-        result = run_dbt(["test", "--select", "slv_retail__product_log,test_type:data",
-                          "dim_date,test_type:data",
-                          "--log-path", str(logs)],
-                         schema=scenario.schema, target_path=scenario.target_path,
-                         vars={"landing_root": str(scenario.landing), **extra_vars},
-                         expect_success=False)
-        outcomes = {r.node.name: str(r.status) for r in result.result.results
-                    if r.node.resource_type == "test"}
-        return outcomes, set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text()))
+        outcomes, reused, _ = _run_tests(
+            scenario, tmp_path / f"run{next(runs)}",
+            ["slv_retail__product_log,test_type:data", "dim_date,test_type:data"], extra_vars)
+        return outcomes, reused
 
     first, _ = test()
     log_tests = {name for name in first if "product_log" in name}
