@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from lakehouse_cdc.dbt_runner import run_dbt
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 
 NAMING = {
     "silver": r"^(slv_[a-z0-9]+__[a-z0-9_]+|int_[a-z0-9]+__[a-z0-9_]+)$",
@@ -357,7 +357,8 @@ def _build_dim_date(scenario, end: str | None) -> None:
 def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
     """A view model built again with other SQL answers with that SQL (Iceberg's
     `create or replace view` on a Hive metastore left Spark reading the first
-    SQL: macros/adapters/materialization_view.sql)."""
+    SQL: macros/adapters/materialization_view.sql); SQL that does not compile
+    fails the run and leaves the view as it was."""
     scenario, _ = warehouse_run
     view = f"{scenario.schema}_dimensions.dim_date"
 
@@ -367,6 +368,10 @@ def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
     assert last_day() == "2030-12-31"
     try:
         _build_dim_date(scenario, "2031-06-30")
+        assert last_day() == "2031-06-30"
+        # the spine's end becomes `to_date('2031-01-31') + no_such_column + to_date('2031-01-31')`
+        with pytest.raises(DbtError, match="(?i)no_such_column"):
+            _build_dim_date(scenario, "2031-01-31') + no_such_column + to_date('2031-01-31")
         assert last_day() == "2031-06-30"
     finally:
         _build_dim_date(scenario, None)
