@@ -69,32 +69,15 @@
         {%- set relation = api.Relation.create(database=database, schema=schema, identifier=identifier) -%}
     {%- endif -%}
     {%- if relation is none -%}{{ return(none) }}{%- endif -%}
-    {%- set columns = [] -%}
-    {%- set found = {'in_columns': true, 'type': none, 'provider': none, 'snapshot': none, 'text': none} -%}
-    {%- for row in run_query('describe table extended ' ~ relation) -%}
-        {%- set name = row[0] or '' -%}
-        {%- if name == '' or name.startswith('#') -%}
-            {%- do found.update({'in_columns': false}) -%}
-        {%- elif found['in_columns'] -%}
-            {%- do columns.append(name ~ ' ' ~ row[1]) -%}
-        {%- elif name == 'Provider' -%}
-            {%- do found.update({'provider': row[1]}) -%}
-        {%- elif name == 'Type' -%}
-            {%- do found.update({'type': (row[1] or '') | upper}) -%}
-        {%- elif name == 'View Text' -%}
-            {%- do found.update({'text': row[1]}) -%}
-        {%- elif name == 'Table Properties' -%}
-            {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', row[1] or '') -%}
-            {%- do found.update({'snapshot': snapshot.group(1) if snapshot else none}) -%}
-        {%- endif -%}
-    {%- endfor -%}
+    {%- set found = _relation_description(relation) -%}
     {%- if found['type'] == 'VIEW' -%}
-        {{ return(_test_view_state(relation, found['text'], columns, depth)) }}
+        {{ return(_test_view_state(relation, found['text'], found['columns'], depth)) }}
     {%- endif -%}
-    {%- if found['provider'] != 'iceberg' or found['snapshot'] is none -%}
+    {%- set snapshot = modules.re.search('current-snapshot-id=(-?[0-9]+)', found['properties'] or '') -%}
+    {%- if found['provider'] != 'iceberg' or snapshot is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {{ return(relation ~ '@' ~ found['snapshot'] ~ '#' ~ local_md5(columns | join(','))) }}
+    {{ return(relation ~ '@' ~ snapshot.group(1) ~ '#' ~ local_md5(found['columns'] | join(','))) }}
 {% endmacro %}
 
 {#- The state of a view (`text`: its SQL as the catalog holds it) as text:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt
@@ -358,17 +359,27 @@ def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
     """A view model built again with other SQL answers with that SQL (Iceberg's
     `create or replace view` on a Hive metastore left Spark reading the first
     SQL: macros/adapters/materialization_view.sql); SQL that does not compile
-    fails the run and leaves the view as it was."""
+    fails the run and leaves the view as it was; the same SQL leaves the view
+    alone (not dropped and created again)."""
     scenario, _ = warehouse_run
     view = f"{scenario.schema}_dimensions.dim_date"
 
     def last_day() -> str:
         return str(spark.sql(f"select max(date_day) from {view}").first()[0])
 
+    def created() -> str:
+        return next(row[1] for row in spark.sql(f"describe table extended {view}").collect()
+                    if row[0] == "Created Time")
+
     assert last_day() == "2030-12-31"
+    first = created()
+    time.sleep(1.1)  # the metastore's creation time is in seconds
+    _build_dim_date(scenario, None)  # the same SQL: the view is kept, never missing
+    assert created() == first
     try:
         _build_dim_date(scenario, "2031-06-30")
         assert last_day() == "2031-06-30"
+        assert created() != first
         # the spine's end becomes `to_date('2031-01-31') + no_such_column + to_date('2031-01-31')`
         with pytest.raises(DbtError, match="(?i)no_such_column"):
             _build_dim_date(scenario, "2031-01-31') + no_such_column + to_date('2031-01-31")
