@@ -16,9 +16,10 @@
     with the old view in place. A view whose text (as Spark reads it) and
     columns are those of the new SQL is kept as it is: a build with nothing
     changed neither drops nor creates it, and its readers never find it
-    missing. Otherwise a reader of the view between the drop and the create
-    finds no view. A model that persists its docs or sets grants is always
-    created again (those are not compared).
+    missing (the log's message for it: "view kept"). Otherwise a reader of
+    the view between the drop and the create finds no view. A model that
+    persists its docs or sets grants is always created again (those are not
+    compared), and so is every view under `--full-refresh`.
 -#}
 {% materialization view, adapter='spark' -%}
     {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
@@ -27,8 +28,10 @@
             {%- do get_assert_columns_equivalent(sql) -%}
         {%- endif -%}
         {%- if _view_is_unchanged(existing, sql) -%}
-            {%- do log('kept unchanged view ' ~ existing, info=false) -%}
             {{ run_hooks(pre_hooks) }}
+            {%- call noop_statement('main', message='view kept', code='OK', rows_affected=0) -%}
+                /* {{ existing }}: view kept, its SQL and columns unchanged; not created again */
+            {%- endcall -%}
             {{ run_hooks(post_hooks) }}
             {{ return({'relations': [existing]}) }}
         {%- endif -%}

@@ -389,6 +389,44 @@ def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
     assert last_day() == "2030-12-31"
 
 
+def test_a_view_built_again_unchanged_is_kept(warehouse_run, project_copy, tmp_path, spark):
+    """A view model built again with the same SQL (comments around it, which
+    Spark leaves out of the view's text, aside) is kept: reported "view
+    kept", its metastore entry not created again; `--full-refresh` creates
+    it again."""
+    scenario, _ = warehouse_run
+    project = project_copy()
+    (project / "models" / "probe").mkdir()
+    (project / "models" / "probe" / "probe_kept.sql").write_text(
+        "-- a comment before the SQL\n/* and a block */\n"
+        "{{ config(materialized='view') }}\n"
+        "select order_id, -- a comment inside\n  status\n"
+        "from {{ ref('slv_retail__orders') }}\n-- and one after\n")
+    view = f"{scenario.schema}.probe_kept"
+    settings = {"project_dir": project, "schema": scenario.schema,
+                "vars": {"landing_root": str(scenario.landing)}, "target_path": tmp_path / "target"}
+
+    def build(*flags: str) -> tuple[str, str]:
+        """The run's message for the view and the view's creation time."""
+        result = run_dbt(["run", "--select", "probe_kept", *flags], **settings)
+        created = next(row[1] for row in spark.sql(f"describe table extended {view}").collect()
+                       if row[0] == "Created Time")
+        [view_result] = [r for r in result.result.results if r.node.name == "probe_kept"]
+        return view_result.adapter_response.get("_message"), created
+
+    try:
+        message, first = build()
+        assert message != "view kept"
+        time.sleep(1.1)  # the metastore's creation time is in seconds
+        assert build() == ("view kept", first)
+        message, created = build("--full-refresh")
+        assert message != "view kept" and created != first
+        assert spark.sql(f"select count(*) from {view}").first()[0] == spark.sql(
+            f"select count(*) from {scenario.schema}_silver.slv_retail__orders").first()[0]
+    finally:
+        spark.sql(f"drop view if exists {view}")
+
+
 def test_a_data_test_with_meta_reuse_pass_false_always_runs(warehouse_run, project_copy,
                                                             tmp_path):
     """`meta: {reuse_pass: false}` (for a test that reads a table by name,
