@@ -14,7 +14,8 @@
     reads nothing through ref, calls a function whose value changes by
     itself (`_calls_changing_function`), has `meta: {reuse_pass: false}` (a
     test that reads a table by its name, not through ref, whose changes the
-    key cannot see; on a view model, every test of the view), or when the
+    key cannot see; on a view model, every test of the view and of the
+    views that read it: `_reuse_pass_refused`), or when the
     var `reuse_test_passes` is false.
 -#}
 {% macro _test_pass_key(test_sql) %}
@@ -112,12 +113,25 @@
     {%- endfor -%}
     {%- set states = [] -%}
     {%- for read in reads | unique -%}
+        {%- if _reuse_pass_refused(read[1]) -%}{{ return(none) }}{%- endif -%}
         {%- set state = _test_relation_state(relation.database, read[0], read[1], depth + 1) -%}
         {%- if state is none -%}{{ return(none) }}{%- endif -%}
         {%- do states.append(state) -%}
     {%- endfor -%}
     {%- set own = local_md5([text, columns | join(','), _test_engine()] | join('|')) -%}
     {{ return(relation ~ '=view#' ~ own ~ '(' ~ states | join(', ') ~ ')') }}
+{% endmacro %}
+
+{#- Whether a model, seed or snapshot named `identifier` (its alias, in any
+    schema: one of that name elsewhere only makes the test run) has `meta:
+    {reuse_pass: false}`: a view that reads it, however deep, gives its
+    tests no key, as the node's own tests have none. -#}
+{% macro _reuse_pass_refused(identifier) %}
+    {%- for node in graph.nodes.values() if node.resource_type in ('model', 'seed', 'snapshot')
+                                           and (node.alias or node.name) | lower == identifier | lower -%}
+        {%- if (node.config.meta or {}).get('reuse_pass', true) == false -%}{{ return(true) }}{%- endif -%}
+    {%- endfor -%}
+    {{ return(false) }}
 {% endmacro %}
 
 {#- The engine a view's rows are computed on: Spark's version and the

@@ -428,24 +428,45 @@ def test_a_view_built_again_unchanged_is_kept(warehouse_run, project_copy, tmp_p
 
 
 def test_a_data_test_with_meta_reuse_pass_false_always_runs(warehouse_run, project_copy,
-                                                            tmp_path):
+                                                            tmp_path, spark):
     """`meta: {reuse_pass: false}` (for a test that reads a table by name,
     which the key cannot see) runs the test every time; its twin without it
-    reuses its pass on the unchanged table."""
+    reuses its pass on the unchanged table. On a view model, the meta runs
+    the tests of every view that reads it too, through another view here;
+    the twin chain of views without it reuses its pass."""
     scenario, _ = warehouse_run
     project = project_copy()
     query = "select order_id from {{ ref('slv_retail__orders') }} where order_id is null\n"
     (project / "tests" / "dbt" / "orders_probe_reused.sql").write_text(query)
     (project / "tests" / "dbt" / "orders_probe_always_run.sql").write_text(
         "{{ config(meta={'reuse_pass': false}) }}\n" + query)
+    # views in the target schema: outer -> inner -> the silver table
+    views = {"probe_inner_refused": ("slv_retail__orders", {"reuse_pass": False}),
+             "probe_outer_refused": ("probe_inner_refused", {}),
+             "probe_inner": ("slv_retail__orders", {}),
+             "probe_outer": ("probe_inner", {})}
+    (project / "models" / "probe").mkdir()
+    for name, (reads, meta) in views.items():
+        (project / "models" / "probe" / f"{name}.sql").write_text(
+            f"{{{{ config(materialized='view', meta={meta!r}) }}}}\n"
+            f"select order_id from {{{{ ref('{reads}') }}}}\n")
+    for outer in ("probe_outer_refused", "probe_outer"):
+        (project / "tests" / "dbt" / f"orders_{outer}.sql").write_text(
+            f"select order_id from {{{{ ref('{outer}') }}}} where order_id is null\n")
+    tests = ["orders_probe_reused", "orders_probe_always_run", "orders_probe_outer_refused",
+             "orders_probe_outer"]
+    settings = {"project_dir": project, "schema": scenario.schema,
+                "vars": {"landing_root": str(scenario.landing)}, "target_path": tmp_path / "target"}
     reused = []
-    for run in range(2):
-        logs = tmp_path / f"run{run}"
-        result = run_dbt(["test", "--select", "orders_probe_reused", "orders_probe_always_run",
-                          "--log-path", str(logs)], project_dir=project, schema=scenario.schema,
-                         vars={"landing_root": str(scenario.landing)},
-                         target_path=tmp_path / "target")
-        assert sorted(str(r.status) for r in result.result.results
-                      if r.node.resource_type == "test") == ["pass", "pass"]
-        reused.append(set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text())))
-    assert reused == [set(), {"orders_probe_reused"}]
+    try:
+        run_dbt(["run", "--select", *views], **settings)
+        for run in range(2):
+            logs = tmp_path / f"run{run}"
+            result = run_dbt(["test", "--select", *tests, "--log-path", str(logs)], **settings)
+            assert sorted(str(r.status) for r in result.result.results
+                          if r.node.resource_type == "test") == ["pass"] * len(tests)
+            reused.append(set(re.findall(r"(\w+): pass reused", (logs / "dbt.log").read_text())))
+    finally:
+        for name in views:
+            spark.sql(f"drop view if exists {scenario.schema}.{name}")
+    assert reused == [set(), {"orders_probe_reused", "orders_probe_outer"}]
