@@ -355,6 +355,13 @@ def _build_dim_date(scenario, end: str | None) -> None:
                   **({"date_spine_end": end} if end else {})})
 
 
+def _created_time(spark, view: str) -> str:
+    """When the metastore created `view` (to the second): a view dropped and
+    created again has a later one."""
+    return next(row[1] for row in spark.sql(f"describe table extended {view}").collect()
+                if row[0] == "Created Time")
+
+
 def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
     """A view model built again with other SQL answers with that SQL (Iceberg's
     `create or replace view` on a Hive metastore left Spark reading the first
@@ -368,8 +375,7 @@ def test_an_edited_view_model_is_what_the_next_run_reads(warehouse_run, spark):
         return str(spark.sql(f"select max(date_day) from {view}").first()[0])
 
     def created() -> str:
-        return next(row[1] for row in spark.sql(f"describe table extended {view}").collect()
-                    if row[0] == "Created Time")
+        return _created_time(spark, view)
 
     assert last_day() == "2030-12-31"
     first = created()
@@ -409,8 +415,7 @@ def test_a_view_built_again_unchanged_is_kept(warehouse_run, project_copy, tmp_p
     def build(*flags: str) -> tuple[str, str]:
         """The run's message for the view and the view's creation time."""
         result = run_dbt(["run", "--select", "probe_kept", *flags], **settings)
-        created = next(row[1] for row in spark.sql(f"describe table extended {view}").collect()
-                       if row[0] == "Created Time")
+        created = _created_time(spark, view)
         [view_result] = [r for r in result.result.results if r.node.name == "probe_kept"]
         return view_result.adapter_response.get("_message"), created
 
