@@ -25,6 +25,9 @@
       does not declare; cdc_apply adds them to the table (schema evolution),
       or, when the source does not allow it, the row is rejected.
     - Validates the model's CDC settings at compile time.
+    - Compiled for sqlfluff (var `sqlfluff_lint`, set in .sqlfluff): the
+      same columns, selected from the bronze view, without the parse
+      (_cdc_changes_for_lint).
     - In a dbt unit test (the source is then the test's input rows, a CTE)
       the rows pass through as given, in the bronze view's columns: the unit
       test checks the model's own cleaning. Typing and rejects are this
@@ -57,6 +60,9 @@
     {%- set key_columns = [] -%}
     {%- if cfg is not none -%}
         {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
+    {%- endif -%}
+    {%- if var('sqlfluff_lint', false) -%}
+        {{ return(_cdc_changes_for_lint(source_relation, columns)) }}
     {%- endif -%}
     {%- set operations = cfg['operations'] if cfg is not none else ['I', 'U', 'D'] -%}
     {#- the merge strategy's own reject rules (_cdc_order_batch) see what the
@@ -270,3 +276,26 @@
 {% macro _cdc_unusable_column(name) -%}
     (not {{ name }} rlike '^[a-z_][a-z0-9_]*$' or startswith({{ name }}, '_cdc_') or {{ name }} in ('is_deleted', 'deleted_at'))
 {%- endmacro %}
+
+{#- What cdc_changes gives the linter (var `sqlfluff_lint`, which .sqlfluff
+    sets): its columns, selected from the bronze view, without the parse or
+    a listing of the files. The linter checks the model's own SQL; it never
+    reports on text a macro generated, and parsing the 14 KB the parse
+    generates made the lint of models/silver/retail take 90.7 s instead of
+    2.7 (2026-12-03, the 2-core machine). -#}
+{% macro _cdc_changes_for_lint(source_relation, columns) %}
+    select
+        {%- for name in cdc_column_names('provenance') %}
+        {{ name }},
+        {%- endfor %}
+        {%- for column in columns %}
+        `{{ column.name }}`,
+        {%- endfor %}
+        _cdc_file_rows,
+        _cdc_file_held,
+        _cdc_unavailable,
+        _cdc_extra,
+        _cdc_reject_reason,
+        _cdc_raw
+    from {{ source_relation }}
+{% endmacro %}

@@ -21,7 +21,8 @@ def test_ruff_clean():
 
 def test_sqlfluff_clean(spark, monkeypatch):
     """Models, snapshots and dbt tests as the dbt templater compiles them (the
-    .sqlfluff setting pre-commit uses), linted in this process: dbt-spark's
+    .sqlfluff settings pre-commit uses, cdc_changes() giving its columns
+    without the parse it generates), linted in this process: dbt-spark's
     session method reuses the test suite's Spark session, so no second JVM
     and no second metastore. The macros (jinja templater) are linted once,
     by pre-commit's sqlfluff-macros hook in test_precommit.py."""
@@ -36,6 +37,15 @@ def test_sqlfluff_clean(spark, monkeypatch):
                 f"{v['description']}" for record in result.as_records()
                 for v in record["violations"]]
     assert not problems, problems
+
+    # a silver model's own SQL is still linted as dbt compiles it (cdc_changes
+    # gives the linter its columns, not the parse: .sqlfluff's dbt vars)
+    model = PROJECT_ROOT / "models/silver/retail/slv_retail__orders.sql"
+    text = model.read_text()
+    assert "select * from cleaned" in text
+    result = Linter(config=config).lint_string(
+        text.replace("select * from cleaned", "SELECT * from cleaned"), fname=str(model))
+    assert {v.rule_code() for v in result.get_violations()} == {"CP01"}, result.get_violations()
 
 
 def test_sqlfluff_config_flags_bad_style(tmp_path):
