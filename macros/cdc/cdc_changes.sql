@@ -98,17 +98,7 @@
     {{ _cdc_new_files_marker(found) }}
     {%- endif %}
     select
-        {%- for name in cdc_column_names('provenance') %}
-        {{ name }},
-        {%- endfor %}
-        {%- for name in typed %}
-        `{{ name }}`,
-        {%- endfor %}
-        _cdc_file_rows,
-        _cdc_file_held,
-        _cdc_unavailable,
-        _cdc_extra,
-        _cdc_reject_reason,
+        {{- _cdc_changes_columns(typed) }}
         case when {{ 'true' if keep_raw else '_cdc_reject_reason is not null or size(_cdc_unavailable) > 0' }} then coalesce(_cdc_raw_line, to_json(named_struct(
             {%- for column in ['_cdc_op', '_cdc_commit_ts', '_cdc_change_seq'] + (typed.keys() | list) %}
             '{{ column }}', _raw_{{ column }},
@@ -285,17 +275,24 @@
     2.7 (2026-12-03, the 2-core machine). -#}
 {% macro _cdc_changes_for_lint(source_relation, columns) %}
     select
+        {{- _cdc_changes_columns(columns | map(attribute='name') | list) }}
+        _cdc_raw
+    from {{ source_relation }}
+{% endmacro %}
+
+{#- The columns cdc_changes gives before `_cdc_raw`, each followed by a
+    comma: provenance, the source's columns (`names`), the file facts and
+    the row's reject reason. -#}
+{% macro _cdc_changes_columns(names) %}
         {%- for name in cdc_column_names('provenance') %}
         {{ name }},
         {%- endfor %}
-        {%- for column in columns %}
-        `{{ column.name }}`,
+        {%- for name in names %}
+        `{{ name }}`,
         {%- endfor %}
         _cdc_file_rows,
         _cdc_file_held,
         _cdc_unavailable,
         _cdc_extra,
         _cdc_reject_reason,
-        _cdc_raw
-    from {{ source_relation }}
-{% endmacro %}
+{%- endmacro %}
