@@ -6,10 +6,10 @@ Per table size (rows of the silver `orders` table, `--sizes`):
 1. a DMS full-load file of that many rows is written and applied by the
    project (`slv_retail__orders`); a typed insert of the same file into an
    Iceberg table is the full-load reference;
-2. one DMS CDC file of `--changes` distinct changes (updates, inserts,
-   deletes) plus `--repeat-rate` of them changed a second time is landed;
-3. three copies of the silver table are made (untimed), then the same batch
-   goes, one contender at a time, to:
+2. three copies of the silver table are made (untimed);
+3. `--rounds` times: one DMS CDC file of `--changes` distinct changes
+   (updates, inserts, deletes) plus `--repeat-rate` of them changed a second
+   time is landed, and that batch goes, one contender at a time, to:
    - **project**: `dbt run` of `slv_retail__orders` (its `cdc_merge`: file
      listing, validation, dedup, late-change guard, quarantine, tombstones,
      file log, audit);
@@ -20,6 +20,13 @@ Per table size (rows of the silver `orders` table, `--sizes`):
      example: read the file, keep the last change per key (window),
      `MERGE` with `when matched and Op = 'D' then delete`;
    - **append floor**: a plain append of the batch's rows;
+   each contender applies every round's batch to its own table; the order
+   of the contenders turns by one each round, so that none is always the
+   first after the untimed work or the last in a slowing machine. A figure
+   is the median of the rounds, with their range: this machine's repeated
+   runs of one command spread by a third (2026-12-03, `sum(range(10**8))`
+   1.5-2.2 s: the project's run of the same batch 6.2-9.9 s in five
+   processes), so one round is not a figure;
 4. the project's and the hand-written job's tables are compared (same rows:
    both apply the same changes), and `--freshness` small files are landed
    one at a time, each applied by a warm `lakehouse follow` (its Follower, in
@@ -63,6 +70,10 @@ STATUSES = ["PLACED", "SHIPPED", "DELIVERED", "CANCELLED"]
 HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "order_id", "customer_id", "order_ts",
           "status", "row_audit_ts"]
 TS = "%Y-%m-%d %H:%M:%S.%f"
+#: the stride between the new order ids of successive change files
+NEW_KEYS_PER_BATCH = 10_000_000
+#: the contenders, in the order of the first round
+CONTENDERS = ("project", "builtin", "glue", "floor")
 BASE = dt.datetime(2025, 1, 1)
 
 #: dbt-spark's built-in merge, as an analyst would configure it
@@ -97,6 +108,14 @@ class SizeResult:
     same_as_glue: bool = False
     builtin_merged: bool = False
     freshness: list[float] = field(default_factory=list)
+    #: every round's seconds, by contender (project, project_wall, builtin,
+    #: glue, floor); the fields of the same names hold their medians
+    rounds: dict[str, list[float]] = field(default_factory=dict)
+
+    def spread(self, name: str) -> str:
+        """The range of `name`'s rounds, e.g. ' (5.9-8.8)'; '' for one round."""
+        values = self.rounds.get(name, [])
+        return f" ({min(values):.1f}-{max(values):.1f})" if len(values) > 1 else ""
 
 
 def _ts(seconds: float) -> str:
@@ -135,7 +154,9 @@ def write_change_file(path: Path, rows: int, changes: int, repeat_rate: float, s
     later. Returns the rows written."""
     rng = random.Random(seed)
     existing = rng.sample(range(1, rows + 1), min(rows, int(changes * 0.9)))
-    new = list(range(rows + start + 1, rows + start + 1 + changes - len(existing)))
+    # (each batch's new orders in their own range: a later batch's are new too)
+    first_new = rows + start * NEW_KEYS_PER_BATCH + 1
+    new = list(range(first_new, first_new + changes - len(existing)))
     plan = [("U" if i % 9 else "D", key) for i, key in enumerate(existing)]
     plan += [("I", key) for key in new]
     rng.shuffle(plan)
@@ -179,6 +200,25 @@ def glue_style_job(spark: Any, path: Path, table: str) -> None:
             values (s.order_id, s.customer_id, s.order_ts, cast(s.order_ts as date),
             upper(trim(s.status)), s.row_audit_ts, s.Op, s.dms_commit_ts, s.AR_H_CHANGE_SEQ)
     """)
+
+
+def _dedup_batch(spark: Any, path: Path, table: str, columns: str) -> None:
+    """What the built-in merge is given: the batch deduplicated beforehand
+    (the last change per key), shaped as the silver table."""
+    _typed_batch(spark, path).createOrReplaceTempView("peer_batch")
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"""
+        create table {table} using iceberg as
+        select {columns} from (
+            select order_id, customer_id, order_ts, cast(order_ts as date) as order_date,
+                upper(trim(status)) as status, row_audit_ts, Op as _cdc_op, 1 as _cdc_phase,
+                dms_commit_ts as _cdc_commit_ts, AR_H_CHANGE_SEQ as _cdc_change_seq,
+                '{path}' as _cdc_file, timestamp'2025-01-02 00:00:00' as _cdc_file_modified_at,
+                0L as _cdc_row, current_timestamp() as _cdc_loaded_at, 'bench' as _cdc_run_id,
+                row_number() over (partition by order_id
+                                   order by dms_commit_ts desc, AR_H_CHANGE_SEQ desc) as _n
+            from peer_batch) as ranked
+        where _n = 1""")
 
 
 def _copy(spark: Any, source: str, target: str) -> None:
@@ -242,58 +282,58 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
     say(f"full load {out.full_load:.1f}s (typed insert of the same file "
         f"{out.typed_insert:.1f}s)")
 
-    batch = folder / "20250102-000000001.csv"
-    out.batch_rows = write_change_file(batch, rows, args.changes, args.repeat_rate, 1, args.seed)
     for peer in ("builtin", "glue"):
         _copy(spark, silver, f"{schema}_peers.{peer}")
-    # the built-in merge is given the batch already deduplicated, shaped as the table
     columns = ", ".join(f.name for f in spark.table(silver).schema)
-    glue_style_job(spark, batch, f"{schema}_peers.glue")  # warm-up of the job's code paths
-    _copy(spark, silver, f"{schema}_peers.glue")
-    _typed_batch(spark, batch).createOrReplaceTempView("peer_batch")
-    spark.sql(f"drop table if exists {schema}_peers.batch_dedup")
-    spark.sql(f"""
-        create table {schema}_peers.batch_dedup using iceberg as
-        select {columns} from (
-            select order_id, customer_id, order_ts, cast(order_ts as date) as order_date,
-                upper(trim(status)) as status, row_audit_ts, Op as _cdc_op, 1 as _cdc_phase,
-                dms_commit_ts as _cdc_commit_ts, AR_H_CHANGE_SEQ as _cdc_change_seq,
-                '{batch}' as _cdc_file, timestamp'2025-01-02 00:00:00' as _cdc_file_modified_at,
-                0L as _cdc_row, current_timestamp() as _cdc_loaded_at, 'bench' as _cdc_run_id,
-                row_number() over (partition by order_id
-                                   order by dms_commit_ts desc, AR_H_CHANGE_SEQ desc) as _n
-            from peer_batch) as ranked
-        where _n = 1""")
     floor = f"{schema}_peers.floor"
     spark.sql(f"drop table if exists {floor}")
-    _typed_batch(spark, batch).limit(0).writeTo(floor).using("iceberg").create()
-
-    say(f"applying {out.batch_rows:,} change rows: project")
-    started = time.time()
-    result = run_dbt(["run", "--select", MODEL], **dbt_args)
-    out.project_wall = time.time() - started
-    out.project = _model_seconds(result, MODEL)
-
-    say("built-in merge (dbt-spark incremental_strategy='merge')")
     builtin = _builtin_project(root)
     snapshots = f"select count(*) from {schema}_peers.builtin.snapshots"
-    before = spark.sql(snapshots).collect()[0][0]
-    result = run_dbt(["run", "--select", "builtin"], project_dir=builtin, schema=schema,
-                     vars={"batch_table": f"{schema}_peers.batch_dedup"},
-                     target_path=root / "target_builtin")
-    out.builtin = _model_seconds(result, "builtin")
-    # one more snapshot on the same table: dbt-spark merged (a rebuild starts a new history)
-    out.builtin_merged = spark.sql(snapshots).collect()[0][0] == before + 1
 
-    say("Glue-MERGE-style job")
-    started = time.time()
-    glue_style_job(spark, batch, f"{schema}_peers.glue")
-    out.glue = time.time() - started
+    def project(batch: Path) -> float:
+        started = time.time()
+        result = run_dbt(["run", "--select", MODEL], **dbt_args)
+        out.rounds.setdefault("project_wall", []).append(time.time() - started)
+        return _model_seconds(result, MODEL)
 
-    say("append floor")
-    started = time.time()
-    _typed_batch(spark, batch).writeTo(floor).append()
-    out.floor = time.time() - started
+    def builtin_merge(batch: Path) -> float:
+        before = spark.sql(snapshots).collect()[0][0]
+        result = run_dbt(["run", "--select", "builtin"], project_dir=builtin, schema=schema,
+                         vars={"batch_table": f"{schema}_peers.batch_dedup"},
+                         target_path=root / "target_builtin")
+        # one more snapshot on the same table: dbt-spark merged (a rebuild starts a new history)
+        merged.append(spark.sql(snapshots).collect()[0][0] == before + 1)
+        return _model_seconds(result, "builtin")
+
+    def glue(batch: Path) -> float:
+        started = time.time()
+        glue_style_job(spark, batch, f"{schema}_peers.glue")
+        return time.time() - started
+
+    def append_floor(batch: Path) -> float:
+        started = time.time()
+        _typed_batch(spark, batch).writeTo(floor).append()
+        return time.time() - started
+
+    apply = {"project": project, "builtin": builtin_merge, "glue": glue, "floor": append_floor}
+    merged: list[bool] = []
+    for n in range(args.rounds):
+        batch = folder / f"20250102-{n + 1:09d}.csv"
+        out.batch_rows = write_change_file(batch, rows, args.changes, args.repeat_rate, n + 1,
+                                           args.seed + n)
+        if n == 0:  # untimed: the job's code paths, and the floor's empty table
+            glue_style_job(spark, batch, f"{schema}_peers.glue")
+            _copy(spark, silver, f"{schema}_peers.glue")
+            _typed_batch(spark, batch).limit(0).writeTo(floor).using("iceberg").create()
+        _dedup_batch(spark, batch, f"{schema}_peers.batch_dedup", columns)  # untimed
+        order = CONTENDERS[n % len(CONTENDERS):] + CONTENDERS[:n % len(CONTENDERS)]
+        say(f"round {n + 1} of {args.rounds}: applying {out.batch_rows:,} change rows: "
+            + ", ".join(order))
+        for name in order:
+            out.rounds.setdefault(name, []).append(apply[name](batch))
+    for name, values in out.rounds.items():
+        setattr(out, name, statistics.median(values))
+    out.builtin_merged = bool(merged) and all(merged)
 
     compared = "order_id, customer_id, order_ts, status, _cdc_commit_ts, _cdc_change_seq"
     out.same_as_glue = spark.sql(f"""
@@ -315,7 +355,8 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
     for k in range(args.freshness):
         small = folder / f"20250103-{k:09d}.csv"
         hidden = folder / f".{small.name}.tmp"  # names starting with "." are never listed
-        write_change_file(hidden, rows, 10, 0.0, 2 + k, args.seed + k)
+        start = args.rounds + 1 + k  # after every round's batch
+        write_change_file(hidden, rows, 10, 0.0, start, args.seed + k)
         key = int(hidden.read_text().splitlines()[1].split(",")[3])
         hidden.rename(small)
         while not (done := follower.cycle()):
@@ -323,7 +364,7 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
         seen = spark.sql(f"select max(_cdc_change_seq) from {silver} where order_id = {key}"
                          ).collect()[0][0]
         out.freshness.append(max(item.latency for item in done))
-        assert seen is None or seen >= int(_seq((2 + k) * 10_000_000)), "change not visible"
+        assert seen is None or seen >= int(_seq(start * 10_000_000)), "change not visible"
     say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
         f"floor {out.floor:.1f}s; same rows as the Glue-style job: {out.same_as_glue}")
     return out
@@ -491,20 +532,25 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
         if noop is not None:
             lines += ["", _noop_line(noop)]
         return "\n".join(lines)
+    rounds = len(results[0].rounds.get("project", [])) or 1
     lines = [f"`lakehouse bench --peers --sizes {','.join(str(r.rows) for r in results)} "
-             f"--changes {args.changes} --repeat-rate {args.repeat_rate}` on "
+             f"--changes {args.changes} --repeat-rate {args.repeat_rate} --rounds {rounds}` on "
              f"{dt.date.today().isoformat()}, {machine}; one Spark process (local[2]), "
              "Iceberg merge-on-read, "
              + ("cold: no warm-up. " if getattr(args, "cold", False)
                 else "after an untimed warm-up of 20,000 rows. ")
-             + "Seconds for one batch:", "",
+             + (f"Seconds for one batch: the median of {rounds} rounds, each a new batch of "
+                "that size applied by every contender in turn (the order turning each round), "
+                "their range in brackets; the ratios are of the medians:" if rounds > 1
+                else "Seconds for one batch (one round):"), "",
              "| table rows | batch rows | project | built-in merge | Glue-MERGE-style job "
              "| append floor | project / built-in | project / Glue-style | project / floor "
              "| same rows as Glue-style |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|"]
     for r in results:
-        lines.append(f"| {r.rows:,} | {r.batch_rows:,} | {r.project:.1f} | {r.builtin:.1f} | "
-                     f"{r.glue:.1f} | {r.floor:.1f} | {r.project / r.builtin:.2f} | "
+        lines.append(f"| {r.rows:,} | {r.batch_rows:,} | {r.project:.1f}{r.spread('project')} | "
+                     f"{r.builtin:.1f}{r.spread('builtin')} | {r.glue:.1f}{r.spread('glue')} | "
+                     f"{r.floor:.1f}{r.spread('floor')} | {r.project / r.builtin:.2f} | "
                      f"{r.project / r.glue:.2f} | {r.project / r.floor:.1f} | "
                      f"{'yes' if r.same_as_glue else 'NO'} |")
         if not r.builtin_merged:
@@ -582,6 +628,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="distinct changes in the batch (default 20000)")
     parser.add_argument("--repeat-rate", type=float, default=0.05,
                         help="share of the changes made a second time in the batch (0.05)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="batches of that size applied by every contender in turn; each "
+                        "figure is their median, with their range (3)")
     parser.add_argument("--freshness", type=int, default=5,
                         help="small files landed one by one, applied by `lakehouse follow`, "
                         "to time landing to silver (5)")
@@ -602,6 +651,8 @@ def main(argv: list[str] | None = None) -> int:
                         "include the JVM's class loading and JIT compilation")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     with tempfile.TemporaryDirectory(prefix="lakehouse-bench-peers-") as tmp:

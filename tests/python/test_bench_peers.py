@@ -2,7 +2,8 @@
 batch, this project's silver table ends equal to the truth computed here from
 the change files, and to the table the hand-written Glue-MERGE-style job
 (written independently in the benchmark) produces; dbt-spark's built-in merge
-really merges into the existing table. The figures themselves are not
+really merges into the existing table, round after round (each round a new
+batch applied by every contender). The figures themselves are not
 asserted (a benchmark, not a timed test)."""
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from lakehouse_cdc.bench_peers import bench_size, bench_sources, report, sources
 
 
 def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
-    args = argparse.Namespace(changes=80, repeat_rate=0.1, freshness=1, seed=3)
+    args = argparse.Namespace(changes=80, repeat_rate=0.1, freshness=1, seed=3, rounds=2)
     result = bench_size(spark, 1_500, args, tmp_path)
     assert result.batch_rows == 88  # 80 changes, 8 of them twice
-    assert result.same_as_glue, "project and Glue-style job disagree on the same batch"
+    # two rounds: each contender applied both batches, each timed
+    assert {name: len(times) for name, times in result.rounds.items()} == {
+        "project": 2, "project_wall": 2, "builtin": 2, "glue": 2, "floor": 2}
+    assert result.same_as_glue, "project and Glue-style job disagree after the same batches"
     assert result.builtin_merged, "dbt-spark's built-in merge rebuilt instead of merging"
 
     live = _live_keys(tmp_path / "landing_1500" / "retail" / "orders", 1_500)
@@ -26,7 +30,9 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
 
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
-    assert "| 1,500 | 88 |" in text
+    low, high = min(result.rounds["project"]), max(result.rounds["project"])
+    assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
+    assert "--rounds 2" in text and "the median of 2 rounds" in text
     # the sample's builds alone (`--sizes ""`): no empty tables of sizes
     text = report([], (120.0, 21.5, 16.3), argparse.Namespace(changes=80, repeat_rate=0.1))
     assert "| table rows |" not in text
