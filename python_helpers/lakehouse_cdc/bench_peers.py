@@ -592,7 +592,8 @@ def plot(results: list[SizeResult], path: Path) -> None:
         ax.plot(sizes, [getattr(r, attr) for r in results], marker="o", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("silver table rows")
-    ax.set_ylabel("seconds for one batch")
+    rounds = len(results[0].rounds.get("project", [])) or 1
+    ax.set_ylabel("seconds for one batch" + (f" (median of {rounds} rounds)" if rounds > 1 else ""))
     ax.set_title(f"One CDC batch of {results[0].batch_rows:,} rows, by table size")
     ax.grid(True, alpha=0.3)
     ax.legend()
