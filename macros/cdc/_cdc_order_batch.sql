@@ -16,7 +16,8 @@
     batch writes the ranked rows first and the batch with its outcomes from
     them; a small one ranks in the same statement. Either way the stored
     rows of the batch's keys are found without shuffling the table: by the
-    batch's key list, _cdc_batch_keys, or a semi join.
+    batch's key list, _cdc_batch_keys, or a semi join; tables smaller than
+    cdc_key_filter_min_bytes are read whole.
     Before anything is written to a table the run fails on lost or invented
     rows (_cdc_check_conservation) and on ties the sequence cannot break:
     two usable rows of a key, both truncates or neither, with the same
@@ -120,11 +121,17 @@
         (_cdc_record). -#}
     {%- set batch = run['batch'] -%}
     {%- set ranked = batch ~ '_ranked' -%}
+    {#- Tables too small to be worth filtering (run['small_tables'],
+        cdc_key_filter_min_bytes) are joined whole: no key list, no semi
+        join -#}
+    {%- set filtered = not run['initial'] and not run['small_tables'] -%}
     {%- if not run['initial'] and run['adaptive'] -%}
         {%- do _cdc_scratch_write(run['schema'], ranked, ranked_sql, folder=batch ~ '/ranked') -%}
         {%- set ranked_sql = 'select * from ' ~ ranked -%}
-        {%- do _cdc_batch_keys(run, ranked) -%}
-    {%- elif not run['initial'] -%}
+        {%- if filtered -%}
+            {%- do _cdc_batch_keys(run, ranked) -%}
+        {%- endif -%}
+    {%- elif filtered -%}
         {%- do _cdc_batch_keys(run, '(' ~ ranked_sql ~ ') as ranked') -%}
     {%- endif -%}
     {%- set keys_in = _cdc_keys_in(run, 'k') -%}
@@ -221,13 +228,14 @@
             none of them skipped (the key list, _cdc_batch_keys), or
             without a list the table scanned, not shuffled (the batch's
             keys are the small side of a semi join; null-safe, like the
-            join: a change log stores events with a null key) #}
+            join: a change log stores events with a null key); a small
+            table whole #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
             from {{ target }} as k
             {%- if keys_in %}
             where {{ keys_in }}
-            {%- elif not run['initial'] %}
+            {%- elif filtered %}
             where exists (
                 select 1 from ranked as r
                 where r._cdc_rank = 1

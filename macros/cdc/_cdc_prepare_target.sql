@@ -71,6 +71,33 @@
     {%- for name in ['tombstones', 'horizon'] -%}
         {%- do run.update({name ~ '_empty': run['initial'] or _cdc_known_empty(schema, target.identifier ~ '__cdc_' ~ name)}) -%}
     {%- endfor -%}
+    {#- the tables the run joins by key, all known to be smaller than
+        cdc_key_filter_min_bytes: joined whole (_cdc_order_batch) -#}
+    {%- set joined = [target.identifier] + ([run['tombstones'].split('.')[-1]]
+                                            if run['has_tombstones'] and not run['tombstones_empty'] else [])
+                     + ([run['changes'].identifier] if run['changes'] else []) -%}
+    {%- set small = [] -%}
+    {%- for identifier in joined if not run['initial'] -%}
+        {%- set size = _cdc_known_bytes(schema, identifier) -%}
+        {%- if size is not none and size < cfg['key_filter_min_bytes'] | int -%}
+            {%- do small.append(identifier) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do run.update({'small_tables': small | length == joined | length and not run['initial']}) -%}
+{% endmacro %}
+
+{#- The bytes of the data and delete files of `schema`.`identifier`, an
+    Iceberg table, when the invocation began, by the listing dbt cached then
+    (no statement): Iceberg's Hive catalog records them at each commit, and
+    `show table extended` prints them as its Statistics. None when the
+    listing does not say (a table not listed, or created in this
+    invocation). Only a matter of speed (_cdc_order_batch): a table written
+    since is joined the same way, right either way. -#}
+{% macro _cdc_known_bytes(schema, identifier) %}
+    {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=identifier) -%}
+    {%- set text = relation.information if relation is not none and relation.information else '' -%}
+    {%- set found = modules.re.search('(?m)^Statistics: (\\d+) bytes', text) -%}
+    {{ return(found.group(1) | int if found else none) }}
 {% endmacro %}
 
 {#- Whether `schema`.`identifier`, an Iceberg table, held no row when the

@@ -4,7 +4,8 @@
     `from_scratch`: its batch side is the batch's scratch files (not the
     changes filled from the log, _cdc_fill_from_log, whose own joins must
     keep their broadcasts). It joins the whole table when the batch has no
-    key list (_cdc_keys_in) and the run did not create the table.
+    key list (_cdc_keys_in), the run did not create the table and the
+    tables are not too small to filter (run['small_tables']).
 
     A MERGE that may insert joins the table on the side Spark cannot
     broadcast, so without a filter on the table's own columns it shuffles
@@ -29,7 +30,8 @@
     and run_dbt resets them before its next invocation in the same one.
 #}
 {% macro _cdc_run_merge(run, statement, from_scratch) %}
-    {%- set whole_table = from_scratch and not run.get('key_list') and not run['initial'] -%}
+    {%- set whole_table = from_scratch and not run.get('key_list') and not run['initial']
+                          and not run['small_tables'] -%}
     {%- set settings = {'spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold': '0',
                         'spark.sql.autoBroadcastJoinThreshold': '-1'} if whole_table else {} -%}
     {%- for name, value in settings.items() -%}

@@ -107,6 +107,7 @@
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
         'key_list': none,
+        'small_tables': false,
         'key_types': {},
         'nothing_new': false,
         'adaptive': adaptive,

@@ -39,6 +39,18 @@
                                   (_cdc_batch_keys; default 1000; 0: never;
                                   without a list the MERGE filters the table
                                   by a bloom filter of them, _cdc_run_merge)
+      cdc_key_filter_min_bytes    the tables a run joins by key (the table,
+                                  its tombstones, its kept changes) are
+                                  filtered by the batch's keys (the key list,
+                                  the semi join, the bloom filter) only when
+                                  one of them may hold this many bytes of
+                                  files or more (default 1048576, 1 MiB; 0:
+                                  always): smaller ones are read whole, which
+                                  costs less than the key list's Spark job
+                                  (measured 2026-12-03, a 7-change batch: a
+                                  run 0.6 s shorter on 200 stored rows, 1.1 s
+                                  on 60,000 (270 KB), the same on 300,000
+                                  (1 MB))
       cdc_adaptive_min_bytes      a run whose new files hold fewer bytes runs
                                   its statements with Spark's adaptive query
                                   execution off (default 1048576, 1 MiB; 0:
@@ -88,6 +100,7 @@
         'keep_changes': _cdc_setting('cdc_keep_changes', false),
         'key_list_max': _cdc_setting('cdc_key_list_max', 1000),
         'adaptive_min_bytes': _cdc_setting('cdc_adaptive_min_bytes', 1048576),
+        'key_filter_min_bytes': _cdc_setting('cdc_key_filter_min_bytes', 1048576),
     } -%}
     {%- if cfg['sequence_by'] is string -%}
         {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}

@@ -172,9 +172,12 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     """The statements that join a table by key filter it by the batch's keys
     (`_cdc_batch_keys`). Keys: strings with quotes, a backslash, a comma and
     non-ASCII letters; a timestamp and a smallint (Iceberg stores it as int)
-    with them as a composite key; the string alone as a single key. The same
-    files applied with the key list and without it (`cdc_key_list_max: 0`)
-    give the truth computed here from the rows written, row for row: a late
+    with them as a composite key, filtered by the keys however small the
+    tables (`cdc_key_filter_min_bytes: 0`); the string alone as a single key,
+    on tables small enough to be joined whole (the default). The same
+    files applied with the key list, without it (`cdc_key_list_max: 0`) and
+    on whole tables give the truth computed here from the rows written, row
+    for row: a late
     change older than a delete stays dead (the tombstone was found), a change
     delivered twice is kept once, and the tombstones hold each deleted key
     once, with its newest delete: the first delete of a key is inserted; a
@@ -182,12 +185,15 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     merged; and a run stopped after it inserted them, before its MERGE and
     its file log (as a crash would), is run again by a merge. Without
     the list, Spark filters the table by a bloom filter of the batch's keys in
-    each MERGE (`_cdc_run_merge`), as the plans Spark ran show."""
+    each MERGE (`_cdc_run_merge`), as the plans Spark ran show; on whole
+    tables no statement asks for the keys, filters by them or sets the
+    bloom filter."""
     project, landing = project_copy(), tmp_path / "landing"
     models = project / "models" / "silver" / "retail"
     composite = "['email_id', 'row_audit_ts', 'customer_id']"
-    variants = {"slv_keys__listed": (composite, ""),
-                "slv_keys__unlisted": (composite, ", 'cdc_key_list_max': 0"),
+    filtered = ", 'cdc_key_filter_min_bytes': 0"
+    variants = {"slv_keys__listed": (composite, filtered),
+                "slv_keys__unlisted": (composite, filtered + ", 'cdc_key_list_max': 0"),
                 "slv_keys__by_email": ("'email_id'", "")}
     for name, (key, extra) in variants.items():
         (models / f"{name}.sql").write_text(KEYED_MODEL.format(key=key, extra=extra))
@@ -310,3 +316,19 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
                       if "MergeRows" in plan and scan.search(plan) and "CommandResult" not in plan]
             assert len(merges) == count, (table, len(merges))
             assert all(("might_contain(" in plan) != listed for plan in merges), (table, merges[0])
+    # the small tables of the default: no key list asked for, no semi join
+    # of the stored rows, no bloom filter set or planned, the MERGEs done
+    whole = "slv_keys__by_email"
+    ran = [sql for name, sql in statements if name == whole]
+    assert [sql for sql in ran if re.search(r"merge into \S+\.slv_keys__by_email as t\b", sql)]
+    semi_join = r"true as _cdc_present\s+from \S+ as k\s+where"
+    for pattern, seen_in in [(r"\bas key_literal\b", "slv_keys__listed"),
+                             (semi_join, "slv_keys__unlisted"),
+                             (r"runtime\.bloomFilter", "slv_keys__unlisted"),
+                             (r"`email_id` in \(", None)]:
+        assert not [sql for sql in ran if re.search(pattern, sql)], (whole, pattern)
+        seen = [sql for name, sql in statements if name == seen_in and re.search(pattern, sql)]
+        assert seen_in is None or seen, (seen_in, pattern)
+    assert not [plan for plan in plans.values()
+                if re.search(rf"BatchScan \S+\.{whole}(__cdc_changes)? \(", plan)
+                and "might_contain(" in plan]
