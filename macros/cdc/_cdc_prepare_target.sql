@@ -91,8 +91,9 @@
     (no statement): Iceberg's Hive catalog records them at each commit, and
     `show table extended` prints them as its Statistics. None when the
     listing does not say (a table not listed, or created in this
-    invocation). Only a matter of speed (_cdc_order_batch): a table written
-    since is joined the same way, right either way. -#}
+    invocation). Only the run's speed depends on it (_cdc_order_batch): a
+    table joined whole or filtered by the batch's keys gives the same
+    result, so a size that changed since the listing does no harm. -#}
 {% macro _cdc_known_bytes(schema, identifier) %}
     {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=identifier) -%}
     {%- set text = relation.information if relation is not none and relation.information else '' -%}
