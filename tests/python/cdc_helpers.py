@@ -44,10 +44,10 @@ def free_port() -> int:
     raise RuntimeError(f"no free loopback port found in 20000-{low - 1}")
 
 
-#: the settings under which a test's child process (crash, erasure) builds:
-#: a cold JVM on a few hundred rows, where compiling generated code costs
-#: more than it saves. The results are the same, and so are the write
-#: statements the tests kill
+#: the settings under which the suite's dbt invocations and a test's child
+#: process (crash, erasure) build: tables of a few hundred rows, where
+#: compiling generated code costs more than it saves. The results are the
+#: same, and so are the write statements the tests kill
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false",
                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
