@@ -65,16 +65,31 @@ if [ "$cluster" = 1 ]; then
 fi
 
 # 2. virtualenv ---------------------------------------------------------
-# Installs into the virtualenv with uv (pinned in requirements.lock; the same
-# versions as pip, resolved and installed in about a quarter of pip's time: 28 s
-# against 115 s for requirements.txt on a fresh machine, 2026-12-04), or with
-# pip when uv cannot be had or fails. uv reads the index from the environment
-# (UV_INDEX_URL, SSL_CERT_FILE), not from pip.conf.
+# Installs into the virtualenv with uv (pinned in requirements.lock, itself
+# installed by pip; the same versions as pip, in about a quarter of pip's
+# time: 28 s against 115 s for requirements.txt on a fresh machine,
+# 2026-12-04), or with pip when uv cannot be had or fails. uv does not read
+# pip.conf: pip's configured index (PIP_INDEX_URL, `pip config`) is given to
+# uv unless UV_INDEX_URL or UV_DEFAULT_INDEX names one.
+_lakehouse_uv=""
+_lakehouse_uv_index=()
 venv_install() {
-    if [ -x "$VENV/bin/uv" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-            -c "$LAKEHOUSE_ROOT/requirements.lock" uv >&2; then
-        "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$@" && return 0
-        log "uv could not install $*: trying pip"
+    if [ -z "$_lakehouse_uv" ]; then
+        _lakehouse_uv=no
+        if "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+                -c "$LAKEHOUSE_ROOT/requirements.lock" uv >&2; then
+            _lakehouse_uv=yes
+            local index
+            index="${PIP_INDEX_URL:-$("$VENV/bin/python" -m pip config get global.index-url 2>/dev/null || true)}"
+            if [ -n "$index" ] && [ -z "${UV_INDEX_URL:-}${UV_DEFAULT_INDEX:-}" ]; then
+                _lakehouse_uv_index=(--index-url "$index")
+            fi
+        fi
+    fi
+    if [ "$_lakehouse_uv" = yes ]; then
+        "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" ${_lakehouse_uv_index[@]+"${_lakehouse_uv_index[@]}"} "$@" \
+            && return 0
+        log "uv could not install $*: installing with pip"
     fi
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@"
 }
