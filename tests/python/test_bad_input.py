@@ -1435,6 +1435,12 @@ def one_file_debezium(spark, tmp_path_factory) -> str:
         (landed / "20250101-000001000.json").write_bytes(written())
     schema = "t_dbz_one_" + os.urandom(3).hex()
     build(project, base, schema)
+    # each test reads its case's rows by model name: none may carry another
+    models = {f"slv_hostile__dbz_{case}" for case in DBZ_ONE_FILE}
+    for table in ("cdc_quarantine", "cdc_file_log"):
+        named = {r.model_name for r in spark.sql(
+            f"select distinct model_name from {schema}_silver.{table}").collect()}
+        assert named <= models, (table, named - models)
     return schema
 
 
