@@ -45,7 +45,10 @@ against the number of sources it has, most with nothing new. Then a warm
 `lakehouse follow` (caught up first, untimed) applies one more file in each of
 those: it runs only the models whose folders changed. Figures are
 printed as a Markdown report (ratios included) and plotted (time against
-table size per contender, PNG). Nothing here asserts a speed.
+table size per contender, PNG). The report also says where the project's
+batch went: every statement of its rounds timed and named by the step of
+macros/cdc that runs it (STEPS), and the model's time outside them (dbt's
+Jinja and Python). Nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -55,10 +58,13 @@ import datetime as dt
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,6 +117,8 @@ class SizeResult:
     #: every round's seconds, by contender (project, project_wall, builtin,
     #: glue, floor); the fields of the same names hold their medians
     rounds: dict[str, list[float]] = field(default_factory=dict)
+    #: the project's rounds by step (_step_of): [statements, seconds] of each
+    steps: list[dict[str, list[float]]] = field(default_factory=list)
 
     def spread(self, name: str) -> str:
         """The range of `name`'s rounds, e.g. ' (5.9-8.8)'; '' for one round."""
@@ -232,6 +240,65 @@ def _model_seconds(result: Any, name: str) -> float:
     return next(r.execution_time for r in result.result.results if r.node.name == name)
 
 
+#: the steps of a CDC run (macros/cdc) the report names, each a pattern of
+#: its statements (whitespace collapsed, dbt's comment removed), the first
+#: that matches naming it
+STEPS = [
+    ("CSV records written (scratch)", r"^insert overwrite directory '[^']*/records' "),
+    ("batch ranked (scratch)", r"^insert overwrite directory '[^']*/ranked' "),
+    ("batch with its outcomes (scratch)", r"^insert overwrite directory '[^']*/rows' "),
+    ("scratch emptied", r"^insert overwrite directory .* select 1 as emptied where false$"),
+    ("key list", r" as key_literal, "),
+    ("counts", r"^select _cdc_file as file, max\(modified\)"),
+    ("quarantine", r"^(insert into|merge into) \S+\.cdc_quarantine\b"),
+    ("tombstones", r"^(insert into|merge into|delete from) \S+__cdc_(tombstones|horizon)\b"),
+    ("MERGE (or insert) into the table",
+     r"^(merge into|insert into) (?!\S+\.cdc_(file_log|run_audit|quarantine) )(?!\S+__cdc_)"),
+    ("file log", r"^insert into \S+\.cdc_file_log\b"),
+    ("run audit", r"^insert into \S+\.cdc_run_audit\b"),
+    ("model's view", r"^create or replace temporary view \S+__dbt_tmp "),
+    ("scratch views", r"^create or replace (global )?temporary view \S+ using parquet "),
+]
+#: the name of the statements no step claims (catalog, settings, listing)
+OTHER_STEP = "catalog, settings, file listing"
+#: the model's time outside its statements: dbt's Jinja and Python
+OUTSIDE_STEP = "outside the statements (dbt: Jinja, Python)"
+
+
+def _step_of(sql: str) -> str:
+    text = re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", " ", sql, count=1, flags=re.S)).strip().lower()
+    for name, pattern in STEPS:
+        if re.search(pattern, text):
+            return name
+    return OTHER_STEP
+
+
+@contextmanager
+def _statement_timer(node_id: str) -> Iterator[dict[str, list[float]]]:
+    """Time every statement dbt-spark runs for `node_id` while open: a dict of
+    step name to [statements, seconds], filled as they run."""
+    from dbt.adapters.spark import session as spark_session
+
+    steps: dict[str, list[float]] = {}
+    execute = spark_session.Cursor.execute
+
+    def timed(cursor: Any, sql: str, *parameters: Any) -> None:
+        started = time.time()
+        try:
+            return execute(cursor, sql, *parameters)
+        finally:
+            if f'"node_id": "{node_id}"' in sql:
+                step = steps.setdefault(_step_of(sql), [0, 0.0])
+                step[0] += 1
+                step[1] += time.time() - started
+
+    spark_session.Cursor.execute = timed
+    try:
+        yield steps
+    finally:
+        spark_session.Cursor.execute = execute
+
+
 def warm_up(spark: Any, args: argparse.Namespace, root: Path) -> None:
     """Untimed, before the first size: the project's full load, a typed insert
     and one CDC batch on a table of 20,000 rows, so that no contender's figure
@@ -292,9 +359,13 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
 
     def project(batch: Path) -> float:
         started = time.time()
-        result = run_dbt(["run", "--select", MODEL], **dbt_args)
+        with _statement_timer(f"model.lakehouse_cdc.{MODEL}") as steps:
+            result = run_dbt(["run", "--select", MODEL], **dbt_args)
         out.rounds.setdefault("project_wall", []).append(time.time() - started)
-        return _model_seconds(result, MODEL)
+        seconds = _model_seconds(result, MODEL)
+        steps[OUTSIDE_STEP] = [0, seconds - sum(step[1] for step in steps.values())]
+        out.steps.append(steps)
+        return seconds
 
     def builtin_merge(batch: Path) -> float:
         before = spark.sql(snapshots).collect()[0][0]
@@ -568,9 +639,35 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
         first, last = results[0], results[-1]
         lines += ["", f"Project t({last.rows:,}) / t({first.rows:,}): "
                   f"{last.project / first.project:.2f}"]
+    lines += steps_report(results)
     if noop is not None:
         lines += ["", _noop_line(noop)]
     return "\n".join(lines)
+
+
+def steps_report(results: list[SizeResult]) -> list[str]:
+    """Where the project's batch went, by step: the median over the rounds of
+    each step's seconds (statements per round in brackets), one column per
+    table size; empty when no round was timed by step."""
+    sized = [r for r in results if r.steps]
+    if not sized:
+        return []
+    names = [name for name, _ in STEPS] + [OTHER_STEP, OUTSIDE_STEP]
+    lines = ["", "Where the project's batch went (seconds, the median of the rounds; its "
+             "statements in brackets):", "",
+             "| step | " + " | ".join(f"{r.rows:,} rows" for r in sized) + " |",
+             "|:---|" + "---:|" * len(sized)]
+    for name in names:
+        cells = []
+        for r in sized:
+            seconds = statistics.median(s.get(name, [0, 0.0])[1] for s in r.steps)
+            count = statistics.median(s.get(name, [0, 0.0])[0] for s in r.steps)
+            cells.append(f"{seconds:.2f}" + (f" ({count:g})" if name != OUTSIDE_STEP else ""))
+        if any(not cell.startswith("0.00 (0)") for cell in cells):
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("| the project's figure (the model's run) | "
+                 + " | ".join(f"{r.project:.2f}" for r in sized) + " |")
+    return lines
 
 
 def _noop_line(noop: tuple[float, float, float]) -> str:

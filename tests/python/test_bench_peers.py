@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import argparse
 import csv
+import statistics
 
-from lakehouse_cdc.bench_peers import bench_size, bench_sources, report, sources_report
+from lakehouse_cdc.bench_peers import (
+    OTHER_STEP,
+    OUTSIDE_STEP,
+    STEPS,
+    bench_size,
+    bench_sources,
+    report,
+    sources_report,
+)
 
 
 def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
@@ -29,7 +38,21 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         "select order_id from peers_1500_silver.slv_retail__orders").collect()}
     assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
 
+    # every round of the project timed by step: its statements all named and
+    # counted, the batch written, merged and recorded once each, and within
+    # the model's own time
+    assert len(result.steps) == 2
+    for steps, seconds in zip(result.steps, result.rounds["project"], strict=True):
+        assert set(steps) <= {name for name, _ in STEPS} | {OTHER_STEP, OUTSIDE_STEP}, steps
+        for name in ("batch with its outcomes (scratch)", "MERGE (or insert) into the table",
+                     "file log", "run audit", "counts"):
+            assert steps.get(name, [0])[0] == 1, (name, steps)
+        assert steps[OUTSIDE_STEP][1] >= 0, (seconds, steps)  # the statements fit in its time
+        assert steps[OTHER_STEP][0] > 0
+
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
+    merge = statistics.median(s["MERGE (or insert) into the table"][1] for s in result.steps)
+    assert f"| MERGE (or insert) into the table | {merge:.2f} (1) |" in text, text
     low, high = min(result.rounds["project"]), max(result.rounds["project"])
     assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
     assert "--rounds 2" in text and "the median of 2 rounds" in text
