@@ -251,7 +251,8 @@ STEPS = [
     ("key list", r" as key_literal, "),
     ("counts", r"^select _cdc_file as file, max\(modified\)"),
     ("quarantine", r"^(insert into|merge into) \S+\.cdc_quarantine\b"),
-    ("tombstones", r"^(insert into|merge into|delete from) \S+__cdc_(tombstones|horizon)\b"),
+    ("tombstones", r"^(insert into|merge into|delete from|select count\(\*\) from) "
+                   r"\S+__cdc_(tombstones|horizon)\b"),
     ("MERGE (or insert) into the table",
      r"^(merge into|insert into) (?!\S+\.cdc_(file_log|run_audit|quarantine) )(?!\S+__cdc_)"),
     ("file log", r"^insert into \S+\.cdc_file_log\b"),
@@ -276,27 +277,39 @@ def _step_of(sql: str) -> str:
 @contextmanager
 def _statement_timer(node_id: str) -> Iterator[dict[str, list[float]]]:
     """Time every statement dbt-spark runs for `node_id` while open: a dict of
-    step name to [statements, seconds], filled as they run."""
+    step name to [statements, seconds], filled as they run. A query runs
+    when its rows are fetched (dbt-spark's cursor makes a DataFrame and
+    collects it later): the fetch counts in the step of its statement."""
     from dbt.adapters.spark import session as spark_session
 
     steps: dict[str, list[float]] = {}
-    execute = spark_session.Cursor.execute
+    cursor_class = spark_session.Cursor
+    originals = {name: getattr(cursor_class, name) for name in ("execute", "fetchall", "fetchone")}
 
-    def timed(cursor: Any, sql: str, *parameters: Any) -> None:
-        started = time.time()
-        try:
-            return execute(cursor, sql, *parameters)
-        finally:
-            if f'"node_id": "{node_id}"' in sql:
-                step = steps.setdefault(_step_of(sql), [0, 0.0])
-                step[0] += 1
-                step[1] += time.time() - started
+    def timed(name: str) -> Any:
+        def call(cursor: Any, *args: Any) -> Any:
+            started = time.time()
+            try:
+                return originals[name](cursor, *args)
+            finally:
+                if name == "execute":
+                    sql = args[0]
+                    cursor._bench_step = (_step_of(sql) if f'"node_id": "{node_id}"' in sql
+                                          else None)
+                step = getattr(cursor, "_bench_step", None)
+                if step is not None:
+                    counted = steps.setdefault(step, [0, 0.0])
+                    counted[0] += name == "execute"
+                    counted[1] += time.time() - started
+        return call
 
-    spark_session.Cursor.execute = timed
+    for name in originals:
+        setattr(cursor_class, name, timed(name))
     try:
         yield steps
     finally:
-        spark_session.Cursor.execute = execute
+        for name, original in originals.items():
+            setattr(cursor_class, name, original)
 
 
 def warm_up(spark: Any, args: argparse.Namespace, root: Path) -> None:

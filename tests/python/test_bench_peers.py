@@ -47,6 +47,8 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         for name in ("batch with its outcomes (scratch)", "MERGE (or insert) into the table",
                      "file log", "run audit", "counts"):
             assert steps.get(name, [0])[0] == 1, (name, steps)
+        # the batch's deletes recorded, and expired tombstones looked for
+        assert steps.get("tombstones", [0])[0] == 2, steps
         assert steps[OUTSIDE_STEP][1] >= 0, (seconds, steps)  # the statements fit in its time
         assert steps[OTHER_STEP][0] > 0
 
