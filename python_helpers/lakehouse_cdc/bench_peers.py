@@ -119,6 +119,9 @@ class SizeResult:
     rounds: dict[str, list[float]] = field(default_factory=dict)
     #: the project's rounds by step (_step_of): [statements, seconds] of each
     steps: list[dict[str, list[float]]] = field(default_factory=list)
+    #: the same of each `follow` turn, every statement of its dbt run (the
+    #: on-run-start hook's too); outside them, the rest of its latency
+    follow_steps: list[dict[str, list[float]]] = field(default_factory=list)
 
     def spread(self, name: str) -> str:
         """The range of `name`'s rounds, e.g. ' (5.9-8.8)'; '' for one round."""
@@ -262,7 +265,8 @@ STEPS = [
 ]
 #: the name of the statements no step claims (catalog, settings, listing)
 OTHER_STEP = "catalog, settings, file listing"
-#: the model's time outside its statements: dbt's Jinja and Python
+#: the model's time outside its statements: dbt's Jinja and Python (and in a
+#: `follow` turn, the wait until the follower saw the file)
 OUTSIDE_STEP = "outside the statements (dbt: Jinja, Python)"
 
 
@@ -275,14 +279,18 @@ def _step_of(sql: str) -> str:
 
 
 @contextmanager
-def _statement_timer(node_id: str) -> Iterator[dict[str, list[float]]]:
-    """Time every statement dbt-spark runs for `node_id` while open: a dict of
-    step name to [statements, seconds], filled as they run. A query runs
+def _statement_timer(node_id: str | None) -> Iterator[dict[str, list[float]]]:
+    """Time every statement dbt-spark runs for `node_id` (None: for any node)
+    while open: a dict of step name to [statements, seconds], filled as they
+    run. A query runs
     when its rows are fetched (dbt-spark's cursor makes a DataFrame and
     collects it later): the fetch counts in the step of its statement."""
     from dbt.adapters.spark import session as spark_session
 
     steps: dict[str, list[float]] = {}
+    # each cursor's step, of the statement it ran last under this timer (a
+    # fetch with no statement run under it counts nowhere)
+    current: dict[int, str | None] = {}
     cursor_class = spark_session.Cursor
     originals = {name: getattr(cursor_class, name) for name in ("execute", "fetchall", "fetchone")}
 
@@ -294,9 +302,9 @@ def _statement_timer(node_id: str) -> Iterator[dict[str, list[float]]]:
             finally:
                 if name == "execute":
                     sql = args[0]
-                    cursor._bench_step = (_step_of(sql) if f'"node_id": "{node_id}"' in sql
-                                          else None)
-                step = getattr(cursor, "_bench_step", None)
+                    current[id(cursor)] = (_step_of(sql) if node_id is None
+                                           or f'"node_id": "{node_id}"' in sql else None)
+                step = current.get(id(cursor))
                 if step is not None:
                     counted = steps.setdefault(step, [0, 0.0])
                     counted[0] += name == "execute"
@@ -443,11 +451,14 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
         write_change_file(hidden, rows, 10, 0.0, start, args.seed + k)
         key = int(hidden.read_text().splitlines()[1].split(",")[3])
         hidden.rename(small)
-        while not (done := follower.cycle()):
-            time.sleep(follower.options.interval)
+        with _statement_timer(None) as steps:
+            while not (done := follower.cycle()):
+                time.sleep(follower.options.interval)
         seen = spark.sql(f"select max(_cdc_change_seq) from {silver} where order_id = {key}"
                          ).collect()[0][0]
         out.freshness.append(max(item.latency for item in done))
+        steps[OUTSIDE_STEP] = [0, out.freshness[-1] - sum(step[1] for step in steps.values())]
+        out.follow_steps.append(steps)
         assert seen is None or seen >= int(_seq(start * 10_000_000)), "change not visible"
     say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
         f"floor {out.floor:.1f}s; same rows as the Glue-style job: {out.same_as_glue}")
@@ -659,27 +670,41 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
 
 
 def steps_report(results: list[SizeResult]) -> list[str]:
-    """Where the project's batch went, by step: the median over the rounds of
-    each step's seconds (statements per round in brackets), one column per
-    table size; empty when no round was timed by step."""
-    sized = [r for r in results if r.steps]
+    """Where the project's batch went, and where a `follow` turn went, by
+    step: the median over the rounds (turns) of each step's seconds
+    (statements per round in brackets), one column per table size; each
+    table left out when nothing was timed by step."""
+    lines = _steps_table(results, "steps", "Where the project's batch went (seconds, the median "
+                         "of the rounds; its statements in brackets):",
+                         "the project's figure (the model's run)",
+                         [r.project for r in results if r.steps])
+    return lines + _steps_table(
+        results, "follow_steps", "Where a `follow` turn went (one small file, landing to "
+        "visible; every statement of its dbt run, the on-run-start hook's too; outside them, "
+        "dbt and the wait until the follower saw the file; the median of the turns):",
+        "landing to silver (`follow`, median)",
+        [statistics.median(r.freshness) for r in results if r.follow_steps])
+
+
+def _steps_table(results: list[SizeResult], attribute: str, title: str, total: str,
+                 totals: list[float]) -> list[str]:
+    sized = [r for r in results if getattr(r, attribute)]
     if not sized:
         return []
     names = [name for name, _ in STEPS] + [OTHER_STEP, OUTSIDE_STEP]
-    lines = ["", "Where the project's batch went (seconds, the median of the rounds; its "
-             "statements in brackets):", "",
+    lines = ["", title, "",
              "| step | " + " | ".join(f"{r.rows:,} rows" for r in sized) + " |",
              "|:---|" + "---:|" * len(sized)]
     for name in names:
         cells = []
         for r in sized:
-            seconds = statistics.median(s.get(name, [0, 0.0])[1] for s in r.steps)
-            count = statistics.median(s.get(name, [0, 0.0])[0] for s in r.steps)
+            timed = getattr(r, attribute)
+            seconds = statistics.median(s.get(name, [0, 0.0])[1] for s in timed)
+            count = statistics.median(s.get(name, [0, 0.0])[0] for s in timed)
             cells.append(f"{seconds:.2f}" + (f" ({count:g})" if name != OUTSIDE_STEP else ""))
         if any(not cell.startswith("0.00 (0)") for cell in cells):
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append("| the project's figure (the model's run) | "
-                 + " | ".join(f"{r.project:.2f}" for r in sized) + " |")
+    lines.append(f"| {total} | " + " | ".join(f"{t:.2f}" for t in totals) + " |")
     return lines
 
 

@@ -52,9 +52,24 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         assert steps[OUTSIDE_STEP][1] >= 0, (seconds, steps)  # the statements fit in its time
         assert steps[OTHER_STEP][0] > 0
 
+    # the follower's one turn timed by step too: its dbt run's statements,
+    # the hook's listing among them, the small file parsed, ranked with its
+    # outcomes in one write, merged and recorded once each, within its latency
+    assert len(result.follow_steps) == len(result.freshness) == 1
+    turn = result.follow_steps[0]
+    for name in ("CSV records written (scratch)", "batch with its outcomes (scratch)",
+                 "MERGE (or insert) into the table", "file log", "run audit", "counts"):
+        assert turn.get(name, [0])[0] == 1, (name, turn)
+    assert "batch ranked (scratch)" not in turn, turn  # a small batch is ranked in its one write
+    assert turn[OTHER_STEP][0] > 0
+    assert 0 <= turn[OUTSIDE_STEP][1] < result.freshness[0], (result.freshness, turn)
+
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
     merge = statistics.median(s["MERGE (or insert) into the table"][1] for s in result.steps)
     assert f"| MERGE (or insert) into the table | {merge:.2f} (1) |" in text, text
+    follow_merge = turn["MERGE (or insert) into the table"][1]
+    assert f"| MERGE (or insert) into the table | {follow_merge:.2f} (1) |" in text, text
+    assert f"| landing to silver (`follow`, median) | {result.freshness[0]:.2f} |" in text, text
     low, high = min(result.rounds["project"]), max(result.rounds["project"])
     assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
     assert "--rounds 2" in text and "the median of 2 rounds" in text
