@@ -64,7 +64,17 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert turn[OTHER_STEP][0] > 0
     assert 0 <= turn[OUTSIDE_STEP][1] < result.freshness[0], (result.freshness, turn)
 
+    # the full load by step: parsed, ranked with its outcomes and inserted in
+    # one write each, recorded once; within its time
+    load = result.full_load_steps
+    for name in ("CSV records written (scratch)", "batch with its outcomes (scratch)",
+                 "MERGE (or insert) into the table", "file log", "run audit", "counts"):
+        assert load.get(name, [0])[0] == 1, (name, load)
+    assert "batch ranked (scratch)" not in load and "key list" not in load, load
+    assert 0 <= load[OUTSIDE_STEP][1] < result.full_load, (result.full_load, load)
+
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
+    assert f"| the full load | {result.full_load:.2f} |" in text, text
     merge = statistics.median(s["MERGE (or insert) into the table"][1] for s in result.steps)
     assert f"| MERGE (or insert) into the table | {merge:.2f} (1) |" in text, text
     follow_merge = turn["MERGE (or insert) into the table"][1]
