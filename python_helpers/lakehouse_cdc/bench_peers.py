@@ -285,9 +285,9 @@ def _step_of(sql: str) -> str:
 def _statement_timer(node_id: str | None) -> Iterator[dict[str, list[float]]]:
     """Time every statement dbt-spark runs for `node_id` (None: for any node)
     while open: a dict of step name to [statements, seconds], filled as they
-    run. A query runs
-    when its rows are fetched (dbt-spark's cursor makes a DataFrame and
-    collects it later): the fetch counts in the step of its statement."""
+    run. A query runs when its rows are fetched (dbt-spark's cursor makes a
+    DataFrame and collects it later): the fetch counts in the step of its
+    statement."""
     from dbt.adapters.spark import session as spark_session
 
     steps: dict[str, list[float]] = {}
@@ -676,10 +676,10 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
 
 
 def steps_report(results: list[SizeResult]) -> list[str]:
-    """Where the project's batch went, and where a `follow` turn went, by
-    step: the median over the rounds (turns) of each step's seconds
-    (statements per round in brackets), one column per table size; each
-    table left out when nothing was timed by step."""
+    """Where the project's batch, the full load and a `follow` turn went, by
+    step: the median over the rounds (turns; the full load is one run) of
+    each step's seconds (statements in brackets), one column per table
+    size; each table left out when nothing was timed by step."""
     lines = _steps_table(results, "steps", "Where the project's batch went (seconds, the median "
                          "of the rounds; its statements in brackets):",
                          "the project's figure (the model's run)",
