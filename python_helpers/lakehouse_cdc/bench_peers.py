@@ -162,12 +162,19 @@ def write_load_file(spark: Any, rows: int, folder: Path) -> Path:
 
 
 def write_change_file(path: Path, rows: int, changes: int, repeat_rate: float, start: int,
-                      seed: int) -> int:
+                      seed: int, deleted: set[int] | None = None) -> int:
     """A DMS CDC CSV: `changes` distinct keys changed (80% updates, 10% deletes
     of existing orders, 10% new orders), `repeat_rate` of them a second time
-    later. Returns the rows written."""
+    later (a deleted order inserted again). `deleted`: the orders of the full
+    load that the earlier files of the same table left deleted, updated here
+    with this file's: none of them is updated or deleted again, as a source
+    database never sends a change of a row it does not hold. Returns the rows
+    written."""
     rng = random.Random(seed)
-    existing = rng.sample(range(1, rows + 1), min(rows, int(changes * 0.9)))
+    deleted = set() if deleted is None else deleted
+    wanted = min(rows - len(deleted), int(changes * 0.9))
+    existing = [key for key in rng.sample(range(1, rows + 1), min(rows, wanted + len(deleted)))
+                if key not in deleted][:wanted]
     # (each batch's new orders in their own range: a later batch's are new too)
     first_new = rows + start * NEW_KEYS_PER_BATCH + 1
     new = list(range(first_new, first_new + changes - len(existing)))
@@ -176,6 +183,9 @@ def write_change_file(path: Path, rows: int, changes: int, repeat_rate: float, s
     rng.shuffle(plan)
     repeats = [(("U" if op != "D" else "I"), key) for op, key in
                rng.sample(plan, int(len(plan) * repeat_rate))]
+    for op, key in plan + repeats:
+        if key <= rows:
+            (deleted.add if op == "D" else deleted.discard)(key)
     lines = [",".join(HEADER)]
     for n, (op, key) in enumerate(plan + repeats):
         at = _ts(86400 + start * 3600 + n * 0.001)
@@ -415,10 +425,11 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
 
     apply = {"project": project, "builtin": builtin_merge, "glue": glue, "floor": append_floor}
     merged: list[bool] = []
+    deleted: set[int] = set()  # the orders the change files left deleted
     for n in range(args.rounds):
         batch = folder / f"20250102-{n + 1:09d}.csv"
         out.batch_rows = write_change_file(batch, rows, args.changes, args.repeat_rate, n + 1,
-                                           args.seed + n)
+                                           args.seed + n, deleted)
         if n == 0:  # untimed: the job's code paths, and the floor's empty table
             glue_style_job(spark, batch, f"{schema}_peers.glue")
             _copy(spark, silver, f"{schema}_peers.glue")
@@ -454,7 +465,7 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
         small = folder / f"20250103-{k:09d}.csv"
         hidden = folder / f".{small.name}.tmp"  # names starting with "." are never listed
         start = args.rounds + 1 + k  # after every round's batch
-        write_change_file(hidden, rows, 10, 0.0, start, args.seed + k)
+        write_change_file(hidden, rows, 10, 0.0, start, args.seed + k, deleted)
         key = int(hidden.read_text().splitlines()[1].split(",")[3])
         hidden.rename(small)
         with _statement_timer(None) as steps:

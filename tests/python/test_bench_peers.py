@@ -34,6 +34,16 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert result.builtin_merged, "dbt-spark's built-in merge rebuilt instead of merging"
 
     live = _live_keys(tmp_path / "landing_1500" / "retail" / "orders", 1_500)
+    # the generated changes are a source database's: an update or delete of a
+    # row it holds, an insert of one it does not, in the order written
+    held = set(range(1, 1_501))
+    for path in sorted((tmp_path / "landing_1500" / "retail" / "orders").glob("2025*.csv")):
+        with path.open() as handle:
+            for row in csv.DictReader(handle):
+                key = int(row["order_id"])
+                assert (key in held) == (row["Op"] != "I"), (path.name, row)
+                (held.discard if row["Op"] == "D" else held.add)(key)
+    assert held == live
     stored = {r[0] for r in spark.sql(
         "select order_id from peers_1500_silver.slv_retail__orders").collect()}
     assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
