@@ -359,6 +359,11 @@
     where the count of `"` so far is even.
 #}
 {% macro _bronze_csv_records(lines_table, predicate, phase_expr) %}
+    {#- which branch a line takes: a condition on both sides of the join of
+        _bronze_numbered_lines (`line_no` is never null), which Spark cannot
+        push below it; pushed there, it would make the two branches'
+        broadcasts of the per-block offsets differ, one Spark job each -#}
+    {%- set multiline = 'coalesce(multiline, line_no is null)' %}
         select
             *,
             {{ phase_expr }} as phase,
@@ -375,7 +380,7 @@
                 true as complete,
                 {{ _bronze_bom_stripped('line') }} as text
             from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
-            where not multiline
+            where not {{ multiline }}
 
             union all
 
@@ -403,7 +408,7 @@
                             partition by file order by line_no
                             rows between unbounded preceding and current row) % 2 = 0 as is_end
                     from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
-                    where multiline
+                    where {{ multiline }}
                 ) as marked
             ) as grouped
             group by file, record_no
