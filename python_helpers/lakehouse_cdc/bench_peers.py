@@ -117,7 +117,7 @@ class SizeResult:
     #: every round's seconds, by contender (project, project_wall, builtin,
     #: glue, floor); the fields of the same names hold their medians
     rounds: dict[str, list[float]] = field(default_factory=dict)
-    #: the project's rounds by step (_step_of): [statements, seconds] of each
+    #: the project's rounds by step (_step_of): [statements, seconds, Spark jobs] of each
     steps: list[dict[str, list[float]]] = field(default_factory=list)
     #: the same of each `follow` turn, every statement of its dbt run (the
     #: on-run-start hook's too); outside them, the rest of its latency
@@ -294,10 +294,11 @@ def _step_of(sql: str) -> str:
 @contextmanager
 def _statement_timer(node_id: str | None) -> Iterator[dict[str, list[float]]]:
     """Time every statement dbt-spark runs for `node_id` (None: for any node)
-    while open: a dict of step name to [statements, seconds], filled as they
-    run. A query runs when its rows are fetched (dbt-spark's cursor makes a
-    DataFrame and collects it later): the fetch counts in the step of its
-    statement."""
+    while open: a dict of step name to [statements, seconds, Spark jobs],
+    filled as they run. A query runs when its rows are fetched (dbt-spark's
+    cursor makes a DataFrame and collects it later): the fetch counts in the
+    step of its statement. Jobs are those Spark's scheduler started during
+    the statement's calls (None where it cannot say)."""
     from dbt.adapters.spark import session as spark_session
 
     steps: dict[str, list[float]] = {}
@@ -306,22 +307,28 @@ def _statement_timer(node_id: str | None) -> Iterator[dict[str, list[float]]]:
     current: dict[int, str | None] = {}
     cursor_class = spark_session.Cursor
     originals = {name: getattr(cursor_class, name) for name in ("execute", "fetchall", "fetchone")}
+    jobs = _jobs_started()
 
     def timed(name: str) -> Any:
         def call(cursor: Any, *args: Any) -> Any:
+            jobs_before = jobs()
             started = time.time()
             try:
                 return originals[name](cursor, *args)
             finally:
+                seconds = time.time() - started
                 if name == "execute":
                     sql = args[0]
                     current[id(cursor)] = (_step_of(sql) if node_id is None
                                            or f'"node_id": "{node_id}"' in sql else None)
                 step = current.get(id(cursor))
                 if step is not None:
-                    counted = steps.setdefault(step, [0, 0.0])
+                    counted = steps.setdefault(step, [0, 0.0, 0])
                     counted[0] += name == "execute"
-                    counted[1] += time.time() - started
+                    counted[1] += seconds
+                    started_jobs = jobs()
+                    counted[2] = (None if None in (counted[2], started_jobs, jobs_before)
+                                  else counted[2] + started_jobs - jobs_before)
         return call
 
     for name in originals:
@@ -331,6 +338,21 @@ def _statement_timer(node_id: str | None) -> Iterator[dict[str, list[float]]]:
     finally:
         for name, original in originals.items():
             setattr(cursor_class, name, original)
+
+
+def _jobs_started() -> Any:
+    """A function of no argument: how many jobs the running Spark
+    application's scheduler has started (None when it cannot say: no local
+    SparkContext, or a Spark whose scheduler hides the count). One call into
+    the JVM, under a millisecond."""
+    try:
+        from pyspark import SparkContext
+
+        scheduler = SparkContext._active_spark_context._jsc.sc().dagScheduler()
+        scheduler.numTotalJobs()
+    except Exception:  # noqa: BLE001 (a count the benchmark prints, not a result)
+        return lambda: None
+    return scheduler.numTotalJobs
 
 
 def warm_up(spark: Any, args: argparse.Namespace, root: Path) -> None:
@@ -376,7 +398,7 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
     with _statement_timer(None) as steps:
         run_dbt(["run", "--select", MODEL], **dbt_args)
     out.full_load = time.time() - started
-    steps[OUTSIDE_STEP] = [0, out.full_load - sum(step[1] for step in steps.values())]
+    steps[OUTSIDE_STEP] = [0, out.full_load - sum(step[1] for step in steps.values()), 0]
     out.full_load_steps = steps
     spark.sql(f"create database if not exists {schema}_peers")
     started = time.time()
@@ -400,7 +422,7 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
             result = run_dbt(["run", "--select", MODEL], **dbt_args)
         out.rounds.setdefault("project_wall", []).append(time.time() - started)
         seconds = _model_seconds(result, MODEL)
-        steps[OUTSIDE_STEP] = [0, seconds - sum(step[1] for step in steps.values())]
+        steps[OUTSIDE_STEP] = [0, seconds - sum(step[1] for step in steps.values()), 0]
         out.steps.append(steps)
         return seconds
 
@@ -474,7 +496,8 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
         seen = spark.sql(f"select max(_cdc_change_seq) from {silver} where order_id = {key}"
                          ).collect()[0][0]
         out.freshness.append(max(item.latency for item in done))
-        steps[OUTSIDE_STEP] = [0, out.freshness[-1] - sum(step[1] for step in steps.values())]
+        steps[OUTSIDE_STEP] = [0, out.freshness[-1] - sum(step[1] for step in steps.values()),
+                               0]
         out.follow_steps.append(steps)
         assert seen is None or seen >= int(_seq(start * 10_000_000)), "change not visible"
     say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
@@ -689,10 +712,10 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
 def steps_report(results: list[SizeResult]) -> list[str]:
     """Where the project's batch, the full load and a `follow` turn went, by
     step: the median over the rounds (turns; the full load is one run) of
-    each step's seconds (statements in brackets), one column per table
-    size; each table left out when nothing was timed by step."""
+    each step's seconds (statements / Spark jobs in brackets), one column
+    per table size; each table left out when nothing was timed by step."""
     lines = _steps_table(results, "steps", "Where the project's batch went (seconds, the median "
-                         "of the rounds; its statements in brackets):",
+                         "of the rounds; in brackets its statements / their Spark jobs):",
                          "the project's figure (the model's run)",
                          [r.project for r in results if r.steps])
     lines += _steps_table(results, "full_load_steps", "Where the full load went (every statement "
@@ -721,10 +744,12 @@ def _steps_table(results: list[SizeResult], attribute: str, title: str, total: s
         for r in sized:
             timed = getattr(r, attribute)
             timed = [timed] if isinstance(timed, dict) else timed  # the full load: one run
-            seconds = statistics.median(s.get(name, [0, 0.0])[1] for s in timed)
-            count = statistics.median(s.get(name, [0, 0.0])[0] for s in timed)
-            cells.append(f"{seconds:.2f}" + (f" ({count:g})" if name != OUTSIDE_STEP else ""))
-        if any(not cell.startswith("0.00 (0)") for cell in cells):
+            seconds = statistics.median(s.get(name, [0, 0.0, 0])[1] for s in timed)
+            count = statistics.median(s.get(name, [0, 0.0, 0])[0] for s in timed)
+            jobs = [s.get(name, [0, 0.0, 0])[2] for s in timed]
+            jobs = f" / {statistics.median(jobs):g}" if None not in jobs else ""
+            cells.append(f"{seconds:.2f}" + (f" ({count:g}{jobs})" if name != OUTSIDE_STEP else ""))
+        if any(not cell.startswith(("0.00 (0)", "0.00 (0 / ")) for cell in cells):
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append(f"| {total} | " + " | ".join(f"{t:.2f}" for t in totals) + " |")
     return lines

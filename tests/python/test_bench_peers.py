@@ -72,6 +72,11 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         assert turn.get(name, [0])[0] == 1, (name, turn)
     assert "batch ranked (scratch)" not in turn, turn  # a small batch is ranked in its one write
     assert turn[OTHER_STEP][0] > 0
+    # and its Spark jobs counted: the CSV records in two (one broadcast of
+    # the files' block offsets, shared by both kinds of record, and the
+    # write), the MERGE in one
+    assert turn["CSV records written (scratch)"][2] == 2, turn
+    assert turn["MERGE (or insert) into the table"][2] == 1, turn
     assert 0 <= turn[OUTSIDE_STEP][1] < result.freshness[0], (result.freshness, turn)
 
     # the full load by step: parsed, ranked with its outcomes and inserted in
@@ -86,9 +91,10 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
     assert f"| the full load | {result.full_load:.2f} |" in text, text
     merge = statistics.median(s["MERGE (or insert) into the table"][1] for s in result.steps)
-    assert f"| MERGE (or insert) into the table | {merge:.2f} (1) |" in text, text
+    merge_jobs = statistics.median(s["MERGE (or insert) into the table"][2] for s in result.steps)
+    assert f"| MERGE (or insert) into the table | {merge:.2f} (1 / {merge_jobs:g}) |" in text
     follow_merge = turn["MERGE (or insert) into the table"][1]
-    assert f"| MERGE (or insert) into the table | {follow_merge:.2f} (1) |" in text, text
+    assert f"| MERGE (or insert) into the table | {follow_merge:.2f} (1 / 1) |" in text, text
     assert f"| landing to silver (`follow`, median) | {result.freshness[0]:.2f} |" in text, text
     low, high = min(result.rounds["project"]), max(result.rounds["project"])
     assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
