@@ -415,6 +415,13 @@
         ) as all_records
 {%- endmacro %}
 
+{#- _bronze_csv_records' columns and their types, in its order -#}
+{% macro _bronze_csv_record_columns() %}
+    {{ return(['file string', 'record_no bigint', 'file_name string', 'file_modified_at timestamp',
+               'file_size bigint', 'beyond boolean', 'complete boolean', 'text string', 'phase int',
+               'record string']) }}
+{% endmacro %}
+
 {% macro _bronze_sql_list(values) -%}
     {%- for value in values -%}{{ sql_string(value) }}{{ ', ' if not loop.last }}{%- endfor -%}
 {%- endmacro %}

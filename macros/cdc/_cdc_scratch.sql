@@ -13,11 +13,16 @@
     subfolders included, at the end of the run, so no change row outlives it
     there (a run killed midway leaves its batch until the model's next run,
     and `lakehouse erase` empties the whole scratch folder).
+
+    `columns`: the query's columns as `name type` (none: the view takes
+    the files' schema, which Spark reads from them in a Spark job of its
+    own, about 0.08 s of a small run on the 2-core machine).
 #}
-{% macro _cdc_scratch_write(schema, name, query, folder=none, shared=false) %}
+{% macro _cdc_scratch_write(schema, name, query, folder=none, shared=false, columns=none) %}
     {%- set path = _cdc_scratch_path(schema, folder or name) -%}
     {%- do run_query('insert overwrite directory ' ~ sql_string(path) ~ ' using parquet\n' ~ query) -%}
     {%- do run_query('create or replace ' ~ ('global ' if shared else '') ~ 'temporary view ' ~ name
+                     ~ (' (' ~ columns | join(', ') ~ ')' if columns else '')
                      ~ ' using parquet options (path ' ~ sql_string(path) ~ ')') -%}
     {{ return(('global_temp.' if shared else '') ~ name) }}
 {% endmacro %}

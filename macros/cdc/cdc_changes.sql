@@ -192,7 +192,7 @@
     {%- if cfg is none or bronze_external_config(node)['format'] != 'csv' -%}{{ return(none) }}{%- endif -%}
     {%- do _cdc_set_adaptive(bytes, cfg) -%}
     {{ return(_cdc_scratch_write(this.schema, _cdc_batch_name() ~ '_records', bronze_csv_records(node, files, lines),
-                                 folder=_cdc_batch_name() ~ '/records')) }}
+                                 folder=_cdc_batch_name() ~ '/records', columns=_bronze_csv_record_columns())) }}
 {% endmacro %}
 
 {#- The name of the run's batch: its scratch folder and view (_cdc_scratch) -#}

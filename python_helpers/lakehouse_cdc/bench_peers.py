@@ -274,7 +274,7 @@ STEPS = [
     ("file log", r"^insert into \S+\.cdc_file_log\b"),
     ("run audit", r"^insert into \S+\.cdc_run_audit\b"),
     ("model's view", r"^create or replace temporary view \S+__dbt_tmp "),
-    ("scratch views", r"^create or replace (global )?temporary view \S+ using parquet "),
+    ("scratch views", r"^create or replace (global )?temporary view \S+ (\(.*\) )?using parquet "),
 ]
 #: the name of the statements no step claims (catalog, settings, listing)
 OTHER_STEP = "catalog, settings, file listing"

@@ -74,9 +74,11 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert turn[OTHER_STEP][0] > 0
     # and its Spark jobs counted: the CSV records in two (one broadcast of
     # the files' block offsets, shared by both kinds of record, and the
-    # write), the MERGE in one
+    # write), the MERGE in one; of the two scratch views only the batch's
+    # reads its files' schema (the records' view is given its columns)
     assert turn["CSV records written (scratch)"][2] == 2, turn
     assert turn["MERGE (or insert) into the table"][2] == 1, turn
+    assert turn["scratch views"][:3:2] == [2, 1], turn
     assert 0 <= turn[OUTSIDE_STEP][1] < result.freshness[0], (result.freshness, turn)
 
     # the full load by step: parsed, ranked with its outcomes and inserted in
