@@ -229,7 +229,9 @@
             without a list the table scanned, not shuffled (the batch's
             keys are the small side of a semi join; null-safe, like the
             join: a change log stores events with a null key); a small
-            table whole #}
+            table whole; none in the first run, whose table this run
+            created empty (Spark then drops the join: the table is not
+            read nor broadcast, a Spark job) #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
             from {{ target }} as k
@@ -241,6 +243,8 @@
                 where r._cdc_rank = 1
                     {%- for key in keys %} and k.`{{ key }}` <=> r.`{{ key }}`{% endfor %}
             )
+            {%- elif run['initial'] %}
+            where false
             {%- endif %}
         ) as t
             on s._cdc_rank = 1 and {{ key_join | join(' and ') }}

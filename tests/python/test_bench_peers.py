@@ -89,6 +89,9 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         assert load.get(name, [0])[0] == 1, (name, load)
     assert "batch ranked (scratch)" not in load and "key list" not in load, load
     assert 0 <= load[OUTSIDE_STEP][1] < result.full_load, (result.full_load, load)
+    # the first run's table is created empty: its outcomes do not read it
+    # (one Spark job less: its scan and broadcast)
+    assert load["batch with its outcomes (scratch)"][2] == 2, load
 
     text = report([result], None, argparse.Namespace(changes=80, repeat_rate=0.1))
     assert f"| the full load | {result.full_load:.2f} |" in text, text
