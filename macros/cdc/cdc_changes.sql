@@ -187,11 +187,12 @@
     the batch. The parse reads its records twice, for each file's facts and
     for the rows: written once, the lines are numbered and joined into
     records once, not in each read, and the model's view is smaller to
-    analyse. Written with the batch's adaptive setting. -#}
+    analyse. Written with the batch's adaptive setting (`large`, the
+    records' branches: _bronze_csv_records). -#}
 {% macro _cdc_csv_records(node, cfg, files, lines, bytes) %}
     {%- if cfg is none or bronze_external_config(node)['format'] != 'csv' -%}{{ return(none) }}{%- endif -%}
-    {%- do _cdc_set_adaptive(bytes, cfg) -%}
-    {{ return(_cdc_scratch_write(this.schema, _cdc_batch_name() ~ '_records', bronze_csv_records(node, files, lines),
+    {%- set large = _cdc_set_adaptive(bytes, cfg) -%}
+    {{ return(_cdc_scratch_write(this.schema, _cdc_batch_name() ~ '_records', bronze_csv_records(node, files, lines, large),
                                  folder=_cdc_batch_name() ~ '/records', columns=_bronze_csv_record_columns())) }}
 {% endmacro %}
 
