@@ -5,6 +5,7 @@ source table needs only a YAML entry (and a short SQL file for silver)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import uuid
 from collections import Counter
@@ -14,6 +15,7 @@ import pytest
 from cdc_helpers import Scenario, canon
 from lakehouse_cdc.dbt_runner import run_dbt
 from lakehouse_cdc.simulator import TABLES, read_files, read_versions
+from py4j.protocol import Py4JJavaError
 
 SMALL = {"seed": 11, "scale": 40, "batches": 2}
 
@@ -235,3 +237,59 @@ def test_csv_rows_join_their_file_facts_by_broadcast(spark, schema, simulated, t
     # (the hints are what broadcasts: the SQL without them does not)
     assert bare != sql
     assert unhinted["SortMergeJoin"] >= 1, unhinted
+
+
+def _bytes_read(spark, sql: str) -> int:
+    """The bytes Spark's scans read to collect `sql`: the input of every
+    stage of the jobs it started, from Spark's own status store."""
+    context = spark.sparkContext._jsc.sc()
+    first = context.dagScheduler().numTotalJobs()
+    spark.sql(sql).collect()
+    context.listenerBus().waitUntilEmpty()
+    stages = set()
+    for job in range(first, context.dagScheduler().numTotalJobs()):
+        stages.update(spark.sparkContext.statusTracker().getJobInfo(job).stageIds)
+    total = 0
+    for stage in stages:
+        # (a stage skipped, its output there already, has no attempt)
+        with contextlib.suppress(Py4JJavaError):
+            total += context.statusStore().lastStageAttempt(stage).inputBytes()
+    return total
+
+
+def test_large_batch_records_equal_and_read_the_lines_once(spark, schema, simulated, tmp_path):
+    """The CSV records of a large batch (`large`: each kind of record filters
+    its own broadcast of the block offsets) are those of a small one's form
+    (one broadcast shared) row for row, where records span lines too (the
+    customer_address files hold quoted newlines); and where no record does,
+    the multi-line kind does not read the lines: the files' bytes are read
+    twice (the offsets, the records), not three times."""
+    sim = simulated(**SMALL)
+    scenario = Scenario(sim, tmp_path / "landing", schema)
+    for batch in range(SMALL["batches"] + 1):
+        scenario.land(batch)
+    _stage(schema, scenario.landing)
+    orders = sorted(scenario.landing.rglob("orders/*.csv"))
+    assert orders and not any(line.count(b'"') % 2 for path in orders
+                              for line in path.read_bytes().splitlines()), "orders span lines"
+    forms = [(table, large) for table in ("orders", "customer_address")
+             for large in ("false", "true")]
+    inline = "\n;\n".join(
+        f"{{{{ bronze_csv_records(graph.sources['source.lakehouse_cdc.dms_retail.{table}'], "
+        f"large={large}) }}}}" for table, large in forms)
+    run = run_dbt(["compile", "--inline", inline], schema=schema,
+                  vars={"landing_root": str(scenario.landing)})
+    compiled = run.result.results[0].node.compiled_code
+    records = dict(zip(forms, compiled.split("\n;\n"), strict=True))
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        for table in ("orders", "customer_address"):
+            shared, large = (sorted(spark.sql(records[table, form]).collect())
+                             for form in ("false", "true"))
+            assert large == shared, table
+            assert shared and (table == "orders") != any("\n" in r.record for r in shared), table
+        size = sum(path.stat().st_size for path in orders)
+        read = {form: _bytes_read(spark, records["orders", form]) for form in ("false", "true")}
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+    assert read == {"false": 3 * size, "true": 2 * size}, (size, read)
