@@ -2,6 +2,7 @@
 
     lakehouse follow [--schema lakehouse] [--select SELECTION] [--downstream incremental]
                      [--interval 0.5] [--settle 1.0] [--until-idle SECONDS]
+                     [--maintain-every MINUTES]
 
 One Spark session and one parse of the project for as long as it runs. It
 watches the landing folders of the bronze sources the CDC models read (their
@@ -27,6 +28,13 @@ while `follow` runs, other commands on the same $LAKEHOUSE_HOME fail to start
 as S3 puts are) are taken once unchanged for --settle seconds; a CSV or JSON
 lines file read while still being written is held back by the models (its
 last line incomplete) and read again once it changes.
+
+With --maintain-every, the tables its runs wrote (the models, their
+`<model>__cdc_*` state tables, the schema's `cdc_*` logs) get the table
+maintenance of `lakehouse maintain` (the same macro and policy) when the
+folders are idle and that many minutes have passed since the last time: on
+the embedded default no other process can maintain them while it runs.
+Files landing during the maintenance wait for its end.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import os
 import signal
 import statistics
 import time
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +104,7 @@ class FollowOptions:
     interval: float = 0.5
     settle: float = 1.0
     until_idle: float | None = None
+    maintain_every: float | None = None  # minutes; None: never
     vars: dict[str, Any] = field(default_factory=dict)
     project_dir: Path = PROJECT_ROOT
     target_path: Path | None = None
@@ -112,6 +122,8 @@ class Follower:
         self.seen: dict[str, tuple[int, int]] = {}
         self.applied: list[Applied] = []
         self.runs = 0
+        self.unmaintained: set[str] = set()  # models run since the last maintenance
+        self.maintained_at = time.time()
         self._load_project()
 
     # -- the project --------------------------------------------------------
@@ -279,6 +291,7 @@ class Follower:
                   manifest=self.manifest)
         visible = time.time()
         self.runs += 1
+        self.unmaintained.update(names)
         for files in new.values():
             self.seen.update(files)
         done = self._logged_since(started, visible)
@@ -287,6 +300,47 @@ class Follower:
         _say(f"run {self.runs} took {visible - started:.2f} s; {len(done)} file(s) applied")
         self.applied.extend(done)
         return done
+
+    # -- maintenance --------------------------------------------------------
+
+    def maintain_if_due(self) -> list[dict[str, Any]]:
+        """--maintain-every: once that many minutes have passed since the last
+        maintenance (or the start) and a run has written since, maintain the
+        tables those runs wrote; return the audit rows (empty when not due)."""
+        every = self.options.maintain_every
+        if every is None or not self.unmaintained or time.time() - self.maintained_at < every * 60:
+            return []
+        from lakehouse_cdc.maintain import audit, format_report, operation
+
+        tables = self._written_tables()
+        _say(f"maintaining {len(tables)} table(s) the runs wrote (--maintain-every {every:g}); "
+             "files landing meanwhile wait")
+        started = time.time()
+        run_id = f"follow-maintain-{uuid.uuid4().hex[:12]}"
+        self._dbt(operation(tables, False, run_id), manifest=self.manifest)
+        rows = audit(self.spark, self.options.schema, run_id)
+        for line in format_report(rows).splitlines():
+            _say(line)
+        _say(f"maintenance took {time.time() - started:.2f} s")
+        self.unmaintained.clear()
+        self.maintained_at = time.time()
+        return rows
+
+    def _written_tables(self) -> list[str]:
+        """The tables of the models run since the last maintenance: theirs,
+        their `<model>__cdc_*` state tables and their schemas' `cdc_*` logs."""
+        models = [n for n in self.manifest.nodes.values()
+                  if n.resource_type == "model" and n.name in self.unmaintained]
+        tables = {n.alias for n in models}
+        for schema in sorted({n.schema for n in models}):
+            if not self.spark.catalog.databaseExists(schema):
+                continue
+            for row in self.spark.sql(f"show tables in {schema}").collect():
+                name = row.tableName
+                if name.startswith("cdc_") or any(name.startswith(f"{alias}__cdc_")
+                                                  for alias in tables):
+                    tables.add(name)
+        return sorted(tables)
 
     def _command(self) -> str:
         return "build" if self.options.build else "run"
@@ -362,6 +416,8 @@ def follow(options: FollowOptions) -> int:
         while not stop["asked"]:
             if follower.cycle():
                 idle_since = time.time()
+            elif follower.maintain_if_due():
+                continue  # look at the folders again before going idle
             elif (options.until_idle is not None
                   and time.time() - idle_since >= options.until_idle):
                 _say(f"no new file for {options.until_idle:g} s (--until-idle): stopping")
@@ -399,6 +455,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "0 when files are renamed into place or put on S3 whole)")
     parser.add_argument("--until-idle", type=float, metavar="SECONDS",
                         help="stop once no file has landed for this long (default: never)")
+    parser.add_argument("--maintain-every", type=float, metavar="MINUTES",
+                        help="maintain the tables the runs wrote (compaction, snapshot "
+                        "expiry, orphan files: `lakehouse maintain`'s policy) when the folders "
+                        "are idle and this many minutes have passed since the last time; 0: "
+                        "whenever idle after a run (default: never; on the embedded default "
+                        "no other process can maintain them while follow runs)")
     parser.add_argument("--landing", help="landing root (default $LAKEHOUSE_LANDING, else "
                         "$LAKEHOUSE_HOME/landing)")
     parser.add_argument("--format", choices=("csv", "parquet", "debezium"),
@@ -407,6 +469,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.maintain_every is not None and args.maintain_every < 0:
+        raise SystemExit(f"[follow] --maintain-every {args.maintain_every:g}: minutes, 0 or more")
     variables: dict[str, Any] = {}
     if args.landing:
         variables["landing_root"] = str(Path(args.landing).resolve())
@@ -416,4 +480,5 @@ def main(args: argparse.Namespace) -> int:
                                 downstream=args.downstream, build=args.build,
                                 interval=args.interval, settle=args.settle,
                                 until_idle=args.until_idle, vars=variables,
+                                maintain_every=args.maintain_every,
                                 verbose=args.verbose))

@@ -19,20 +19,29 @@ AUDIT_COLUMNS = ("table_name", "actions", "data_files_before", "data_files_after
                  "snapshots_before", "snapshots_after", "orphan_files_removed")
 
 
+def operation(select: list[str] | None, dry_run: bool, run_id: str) -> list[str]:
+    """dbt's arguments for one maintenance run, audited under `run_id`."""
+    args = {"select": select or None, "dry_run": dry_run, "run_id": run_id}
+    return ["run-operation", "lakehouse_maintain", "--args",
+            yaml.safe_dump(args, default_flow_style=True).strip()]
+
+
+def audit(spark: Any, schema: str, run_id: str) -> list[dict[str, Any]]:
+    """The audit rows of one maintenance run (one per table)."""
+    rows = spark.sql(f"select * from {schema}_ops.maintenance_audit where run_id = '{run_id}' "
+                     "order by table_name").collect()
+    return [row.asDict() for row in rows]
+
+
 def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False,
              vars: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run the maintenance; return this run's audit rows (one per table)."""
     from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.spark import get_spark
 
-    spark = get_spark()
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
-    args = {"select": select or None, "dry_run": dry_run, "run_id": run_id}
-    run_dbt(["run-operation", "lakehouse_maintain", "--args",
-             yaml.safe_dump(args, default_flow_style=True).strip()], schema=schema, vars=vars)
-    rows = spark.sql(f"select * from {schema}_ops.maintenance_audit where run_id = '{run_id}' "
-                     "order by table_name").collect()
-    return [row.asDict() for row in rows]
+    run_dbt(operation(select, dry_run, run_id), schema=schema, vars=vars)
+    return audit(get_spark(), schema, run_id)
 
 
 def format_report(rows: list[dict[str, Any]]) -> str:

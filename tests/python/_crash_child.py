@@ -123,7 +123,8 @@ def _run(spark, argv: list[str]) -> int:
 
 
 def _dump(spark, schema: str, out: str) -> None:
-    """Every silver table's and dimension's rows and the file log, as JSON."""
+    """Every silver table's and dimension's rows, the file log and the
+    maintenance audit, as JSON."""
     state = {t: [[list(k), v] for k, v in silver_state(spark, schema, t).items()]
              for t in TABLES if spark.catalog.tableExists(f"{schema}_silver.{SILVER[t]}")}
     for dim in ("dim_product",):
@@ -137,6 +138,9 @@ def _dump(spark, schema: str, out: str) -> None:
          r.rows_superseded, r.rows_quarantined]
         for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()
     ]
+    audit = f"{schema}_ops.maintenance_audit"  # `follow --maintain-every`'s runs
+    state["maintenance"] = [r.asDict() for r in spark.sql(f"select * from {audit}").collect()] \
+        if spark.catalog.tableExists(audit) else []
     Path(out).write_text(json.dumps(state, default=str))
 
 

@@ -107,9 +107,11 @@ def _followed_killed_and_resumed(work) -> None:
     dump = work.tmp_path / "state.json"
     second = _child(work, home, work.child_java_options(),
                     [sys.executable, str(CRASH_CHILD), "follow", str(dump),
-                     "--landing", str(landing), *FOLLOW_ARGS, "--until-idle", "1"])
+                     "--landing", str(landing), *FOLLOW_ARGS, "--until-idle", "1",
+                     "--maintain-every", "0"])
     again = _Lines(second)
     again.until(r"^\[follow\] catching up")
+    again.until(r"^\[follow\] maintaining \d+ table\(s\) the runs wrote", 900)
     again.until(r"file\(s\) applied; landing to visible|^\[follow\] no file applied", 900)
     assert second.wait(timeout=300) == 0, "\n".join(again.seen[-40:])
     state = json.loads(dump.read_text())
@@ -129,7 +131,22 @@ def _followed_killed_and_resumed(work) -> None:
     for model in SELECT.split():
         logged = {path.split("/landing/", 1)[1] for m, path, *_ in log if m == model}
         assert logged == landed, (model, sorted(landed ^ logged))
-    work.note(f"follow: batch 1 landing to visible {sorted(reported.values())} s")
+    # --maintain-every 0: once idle after catching up, the tables its runs wrote
+    # were maintained (the truth above is read after it), and only those
+    audited = {row["table_name"]: row for row in state["maintenance"]}
+    assert {"follow_silver.slv_retail__product", "follow_silver.cdc_file_log",
+            "follow_dimensions.dim_product"} <= set(audited), sorted(audited)
+    assert all(re.fullmatch(r"follow_(silver\.(slv_retail__product|slv_retail__product__cdc_\w+|"
+                            r"cdc_\w+)|dimensions\.dim_product)", name) for name in audited), \
+        sorted(audited)
+    product = audited["follow_silver.slv_retail__product"]
+    assert len({row["run_id"] for row in state["maintenance"]}) == 1, state["maintenance"]
+    assert product["delete_files_after"] == 0 and (
+        product["data_files_after"] < product["data_files_before"]), product
+    work.note(f"follow: batch 1 landing to visible {sorted(reported.values())} s; "
+              f"maintained {len(audited)} tables, product's data files "
+              f"{product['data_files_before']} -> {product['data_files_after']}, delete files "
+              f"{product['delete_files_before']} -> 0")
 
 
 @pytest.mark.background(work=_followed_killed_and_resumed)
