@@ -34,7 +34,8 @@ With --maintain-every, the tables its runs wrote (the models, their
 maintenance of `lakehouse maintain` (the same macro and policy) when the
 folders are idle and that many minutes have passed since the last time: on
 the embedded default no other process can maintain them while it runs.
-Files landing during the maintenance wait for its end.
+Files landing during the maintenance wait for its end; a failed maintenance
+is reported and tried again after the same interval.
 """
 
 from __future__ import annotations
@@ -306,18 +307,34 @@ class Follower:
     def maintain_if_due(self) -> list[dict[str, Any]]:
         """--maintain-every: once that many minutes have passed since the last
         maintenance (or the start) and a run has written since, maintain the
-        tables those runs wrote; return the audit rows (empty when not due)."""
+        tables those runs wrote; return the audit rows (empty when not due).
+        A failed maintenance is reported and tried again after the same
+        interval: the files go on being applied."""
         every = self.options.maintain_every
         if every is None or not self.unmaintained or time.time() - self.maintained_at < every * 60:
             return []
+        from lakehouse_cdc.dbt_runner import DbtError
         from lakehouse_cdc.maintain import audit, format_report, operation
 
+        if self._project_stamp() != self.stamp:  # the policy or the macro may have changed
+            _say("the project changed: parsing it again")
+            self._load_project()
         tables = self._written_tables()
+        started = self.maintained_at = time.time()
+        if not tables:  # (an empty selection would be every table of the project)
+            self.unmaintained.clear()
+            return []
         _say(f"maintaining {len(tables)} table(s) the runs wrote (--maintain-every {every:g}); "
              "files landing meanwhile wait")
-        started = time.time()
         run_id = f"follow-maintain-{uuid.uuid4().hex[:12]}"
-        self._dbt(operation(tables, False, run_id), manifest=self.manifest)
+        try:
+            self._dbt(operation(tables, False, run_id), manifest=self.manifest)
+        except DbtError as error:
+            _say(f"maintenance failed (the files go on being applied; it is tried again in "
+                 f"{every:g} minute(s), or run `lakehouse maintain` once follow is stopped):\n"
+                 f"{error}")
+            self.maintained_at = time.time()
+            return []
         rows = audit(self.spark, self.options.schema, run_id)
         for line in format_report(rows).splitlines():
             _say(line)
@@ -327,18 +344,24 @@ class Follower:
         return rows
 
     def _written_tables(self) -> list[str]:
-        """The tables of the models run since the last maintenance: theirs,
-        their `<model>__cdc_*` state tables and their schemas' `cdc_*` logs."""
-        models = [n for n in self.manifest.nodes.values()
-                  if n.resource_type == "model" and n.name in self.unmaintained]
-        tables = {n.alias for n in models}
-        for schema in sorted({n.schema for n in models}):
+        """The tables (`schema.table`) of the models run since the last
+        maintenance: theirs, their `<model>__cdc_*` state tables and their
+        schemas' `cdc_*` logs (not another model's table)."""
+        models = [n for n in self.manifest.nodes.values() if n.resource_type == "model"]
+        run = [n for n in models if n.name in self.unmaintained]
+        others = {f"{n.schema}.{n.alias}".lower() for n in models
+                  if n.name not in self.unmaintained}
+        tables = {f"{n.schema}.{n.alias}".lower() for n in run}
+        for schema in sorted({n.schema.lower() for n in run}):
             if not self.spark.catalog.databaseExists(schema):
                 continue
+            aliases = [n.alias.lower() for n in run if n.schema.lower() == schema]
             for row in self.spark.sql(f"show tables in {schema}").collect():
-                name = row.tableName
-                if name.startswith("cdc_") or any(name.startswith(f"{alias}__cdc_")
-                                                  for alias in tables):
+                name = f"{schema}.{row.tableName}"
+                if row.isTemporary or name in others:
+                    continue
+                if row.tableName.startswith("cdc_") or any(
+                        row.tableName.startswith(f"{alias}__cdc_") for alias in aliases):
                     tables.add(name)
         return sorted(tables)
 
@@ -416,8 +439,9 @@ def follow(options: FollowOptions) -> int:
         while not stop["asked"]:
             if follower.cycle():
                 idle_since = time.time()
-            elif follower.maintain_if_due():
-                continue  # look at the folders again before going idle
+            elif not stop["asked"] and follower.maintain_if_due():
+                idle_since = time.time()  # a file landing meanwhile is new at the next look
+                continue
             elif (options.until_idle is not None
                   and time.time() - idle_since >= options.until_idle):
                 _say(f"no new file for {options.until_idle:g} s (--until-idle): stopping")

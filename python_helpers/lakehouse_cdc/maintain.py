@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         "Same as `dbt run-operation lakehouse_maintain`.")
     parser.add_argument("--schema", default="lakehouse", help="schema prefix (default lakehouse)")
     parser.add_argument("--select", action="append", metavar="LAYER_OR_TABLE",
-                        help="only these layers (silver, gold, ...) or tables; repeatable")
+                        help="only these layers (silver, gold, ...), tables (any layer) or "
+                        "schema.table; repeatable")
     parser.add_argument("--dry-run", action="store_true",
                         help="say what would be done; change nothing")
     args = parser.parse_args(argv)

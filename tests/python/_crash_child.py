@@ -7,7 +7,9 @@
         JVM: one cold JVM less than a child of its own)
     python _crash_child.py follow OUT.json FOLLOW_ARGS...
         `lakehouse follow FOLLOW_ARGS` in this process, then the dump of its
-        --schema (test_follow.py: one JVM for both)
+        --schema (test_follow.py: one JVM for both); first, the Iceberg
+        tables named in LAKEHOUSE_TEST_DECOYS (`schema.table`, space-separated)
+        are created with one row, tables follow must leave alone
 
 The JVM's options come from LAKEHOUSE_JAVA_OPTIONS (the profile appends
 them to the driver's): the test passes a class-data archive, so that the
@@ -115,6 +117,10 @@ def _run(spark, argv: list[str]) -> int:
         from lakehouse_cdc.cli import main as lakehouse
 
         out, *args = argv[1:]
+        for decoy in os.environ.get("LAKEHOUSE_TEST_DECOYS", "").split():
+            spark.sql(f"create database if not exists {decoy.split('.')[0]}")
+            spark.sql(f"create table {decoy} (id int) using iceberg")
+            spark.sql(f"insert into {decoy} values (1)")
         code = lakehouse(["follow", *args])
         if code != 0:
             return code
