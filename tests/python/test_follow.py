@@ -3,7 +3,8 @@ runs is applied to silver and the SCD2 history and printed with its latency;
 killed with SIGKILL while it applies a batch, a new `follow` resumes and
 leaves silver, the SCD2 dimension and the file log equal to the truth. It
 runs in the background thread beside the in-process tests (conftest.py), in
-its own JVMs and metastore (Derby admits one process)."""
+its own JVMs and metastore (Derby admits one process). In process, with the
+session's JVM: a failed `--maintain-every` maintenance does not stop it."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from cdc_helpers import diff, truth_state
+from cdc_helpers import diff, silver_state, truth_state
 from lakehouse_cdc.simulator import land_batch
 from lakehouse_cdc.simulator.truth import batch_files
 from scd_truth import full_history
@@ -160,3 +161,32 @@ def _followed_killed_and_resumed(work) -> None:
 @pytest.mark.background(work=_followed_killed_and_resumed)
 def test_follow_applies_each_landed_file_and_resumes_after_kill(background):
     background()
+
+
+def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated, schema,
+                                                                 tmp_path, capsys):
+    """`--maintain-every`: a maintenance that fails (here its policy lacks
+    every setting) is printed with dbt's error, writes no audit row and does
+    not stop the follower: the next file is applied as before."""
+    from lakehouse_cdc.follow import Follower, FollowOptions
+
+    sim = simulated(**KNOBS)
+    landing = tmp_path / "landing"
+    land_batch(sim, landing, 0)
+    follower = Follower(spark, FollowOptions(
+        schema=schema, select=SELECT, downstream="none", settle=0.0, maintain_every=0,
+        vars={"landing_root": str(landing), "maintenance": {"default": {}}},
+        target_path=tmp_path / "target"))
+    follower.cycle(first=True)
+    capsys.readouterr()
+    assert follower.maintain_if_due() == []
+    out = capsys.readouterr().out
+    assert "maintenance failed" in out and "has no 'min_small_files'" in out, out
+    audit = f"{schema}_ops.maintenance_audit"
+    assert not spark.catalog.tableExists(audit) or spark.table(audit).count() == 0
+    land_batch(sim, landing, 1)
+    applied = follower.cycle()
+    assert {"retail/product/" + Path(a.path).name for a in applied} == _product_files(sim, 1)
+    assert {a.status for a in applied} == {"applied"}, applied
+    actual, expected = silver_state(spark, schema, "product"), truth_state(sim, "product", 1)
+    assert actual == expected, diff(expected, actual)
