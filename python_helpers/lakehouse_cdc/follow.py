@@ -348,7 +348,8 @@ class Follower:
         maintenance: theirs, their `<model>__cdc_*` state tables and their
         schemas' `cdc_*` logs (not another model's table)."""
         models = [n for n in self.manifest.nodes.values() if n.resource_type == "model"]
-        run = [n for n in models if n.name in self.unmaintained]
+        run = [n for n in models if n.name in self.unmaintained
+               and n.config.materialized not in ("view", "ephemeral")]
         others = {f"{n.schema}.{n.alias}".lower() for n in models
                   if n.name not in self.unmaintained}
         tables = {f"{n.schema}.{n.alias}".lower() for n in run}

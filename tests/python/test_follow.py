@@ -119,7 +119,7 @@ def _followed_killed_and_resumed(work) -> None:
                     LAKEHOUSE_TEST_DECOYS=" ".join(DECOYS))
     again = _Lines(second)
     again.until(r"^\[follow\] catching up")
-    again.until(r"^\[follow\] maintaining \d+ table\(s\) the runs wrote", 900)
+    maintaining = again.until(r"^\[follow\] maintaining \d+ table\(s\) the runs wrote", 900)
     again.until(r"file\(s\) applied; landing to visible|^\[follow\] no file applied", 900)
     assert second.wait(timeout=300) == 0, "\n".join(again.seen[-40:])
     state = json.loads(dump.read_text())
@@ -145,6 +145,7 @@ def _followed_killed_and_resumed(work) -> None:
     assert {"follow_silver.slv_retail__product", "follow_silver.cdc_file_log",
             "follow_dimensions.dim_product"} <= set(audited), sorted(audited)
     assert not set(DECOYS) & set(audited), sorted(audited)
+    assert re.search(r"maintaining (\d+) ", maintaining).group(1) == str(len(audited)), maintaining
     assert all(re.fullmatch(r"follow_(silver\.(slv_retail__product|slv_retail__product__cdc_\w+|"
                             r"cdc_\w+)|dimensions\.dim_product)", name) for name in audited), \
         sorted(audited)
