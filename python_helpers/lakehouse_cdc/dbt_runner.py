@@ -126,7 +126,12 @@ def _env(overrides: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _failures(result: Any) -> str:
+#: the events by which dbt reports a failed run-operation; its result's
+#: message is None, so the error is taken from them
+_OPERATION_ERRORS = ("RunningOperationCaughtError", "RunningOperationUncaughtError")
+
+
+def _failures(result: Any, operation_errors: list[str]) -> str:
     lines = []
     if result.exception is not None:
         lines.append(str(result.exception))
@@ -134,7 +139,10 @@ def _failures(result: Any) -> str:
         status = str(getattr(node, "status", ""))
         if status in ("error", "fail", "runtime error"):
             name = getattr(getattr(node, "node", None), "unique_id", "operation")
-            lines.append(f"{name}: {status}: {node.message}")
+            message = node.message
+            if message is None and operation_errors:
+                message = "\n".join(operation_errors)
+            lines.append(f"{name}: {status}: {message}")
     return "\n".join(lines) or "dbt reported failure without a message"
 
 
@@ -149,7 +157,8 @@ def run_dbt(
     quiet: bool = True,
     manifest: Any = None,
 ) -> Any:
-    """Invoke dbt with `args`; return dbt's result (raise DbtError on failure).
+    """Invoke dbt with `args`; return dbt's result (raise DbtError on failure,
+    KeyboardInterrupt when Ctrl-C interrupted it).
     `manifest`: a project already parsed (the result of `parse`, with the same
     vars), which dbt then uses instead of parsing the project again."""
     from dbt.cli.main import dbtRunner
@@ -169,8 +178,18 @@ def run_dbt(
     if schema is not None:
         overrides["LAKEHOUSE_SCHEMA"] = schema
     _ProfileSettings.begin()  # settings changed since the last invocation are undone
+    operation_errors: list[str] = []
+
+    def keep_operation_error(event: Any) -> None:
+        if event.info.name in _OPERATION_ERRORS:
+            operation_errors.append(event.data.exc)
+
     with _env(overrides):
-        result = dbtRunner(manifest=manifest).invoke(cli)
+        result = dbtRunner(manifest=manifest, callbacks=[keep_operation_error]).invoke(cli)
+    if isinstance(result.exception, KeyboardInterrupt):
+        # dbt cancelled its statements and returned a failure: the caller
+        # stops as interrupted (exit 130), not as a failed run
+        raise result.exception
     if expect_success and not result.success:
-        raise DbtError(f"dbt {' '.join(args)} failed:\n{_failures(result)}")
+        raise DbtError(f"dbt {' '.join(args)} failed:\n{_failures(result, operation_errors)}")
     return result

@@ -4,8 +4,11 @@ snapshots keep history run after run; the docs catalog has every column."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 
-from lakehouse_cdc.dbt_runner import run_dbt
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 
 
 def _snapshots(spark, table: str) -> list:
@@ -160,3 +163,49 @@ def _without_time(node) -> dict:
     data = node.to_dict()
     data.pop("created_at", None)
     return data
+
+
+def test_a_failed_operation_says_why(spark, fixture_project, tmp_path):
+    """dbt leaves a failed run-operation's result without a message (it logs
+    the error); run_dbt's error carries it, so `lakehouse maintain` and
+    `follow --maintain-every` print the cause, not `None`."""
+    project = fixture_project("smoke")
+    key = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
+    before = spark.conf.get(key)
+    try:
+        run_dbt(["run-operation", "set_setting", "--args", json.dumps({"key": key, "value": "0"})],
+                project_dir=project, target_path=tmp_path / "target")
+    except DbtError as error:
+        assert f"failed after setting {key}" in str(error), str(error)
+    else:
+        raise AssertionError("the failing operation did not fail")
+    finally:
+        spark.conf.set(key, before)
+
+
+INTERRUPTED = textwrap.dedent("""
+    import os, signal, sys, threading
+    from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+    threading.Timer(float(sys.argv[2]), os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        run_dbt(["run-operation", "busy_loop"], project_dir=sys.argv[1],
+                target_path=os.path.join(sys.argv[1], "target"))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except DbtError as error:
+        print(f"DbtError: {error}")
+        sys.exit(1)
+    print("not interrupted")
+""")
+
+
+def test_ctrl_c_during_a_dbt_invocation_is_an_interrupt_not_a_failure(fixture_project):
+    """dbt catches Ctrl-C (it cancels its statements) and returns a failure;
+    run_dbt raises KeyboardInterrupt again, so `lakehouse` exits 130 and a
+    second Ctrl-C stops `follow` as interrupted, not as a failed run. In a
+    child process whose macro loops in Jinja and runs no statement (an
+    interrupted py4j call would leave this session's connection out of step)."""
+    project = fixture_project("smoke")
+    child = subprocess.run([sys.executable, "-c", INTERRUPTED, str(project), "3"],
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 130, child.stdout[-3000:] + child.stderr[-3000:]
