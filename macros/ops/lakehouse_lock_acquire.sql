@@ -2,9 +2,9 @@
     Take the project's build lock for this dbt invocation, or fail fast with
     a message naming the invocation that holds it. Wired as the first
     on-run-start hook; table maintenance calls it too
-    (`dbt run-operation ...` whose macro starts with
-    `lakehouse_lock_acquire('maintenance')` and ends with
-    `lakehouse_lock_release()`), so maintenance and builds never overlap.
+    (`dbt run-operation lakehouse_maintain` takes it before its first change
+    and releases it after its last), so maintenance and builds never
+    overlap.
 
     The holder is dbt's invocation_id, or the var `lakehouse_lock_holder`
     when a job made of several dbt invocations holds the lock for all of

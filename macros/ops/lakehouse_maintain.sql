@@ -13,11 +13,13 @@
     The single entry point: `dbt run-operation lakehouse_maintain` and
     `lakehouse maintain` both call it. It holds the build lock
     (lakehouse_lock_acquire) while it works, so it never runs during a build
-    on a shared catalog, nor a build during it.
+    on a shared catalog, nor a build during it; it takes the lock after every
+    table's policy is read (a policy in error fails holding nothing).
+    `lakehouse maintain` runs it under a holder of its own and releases the
+    lock also when it fails: a failing run-operation runs no on-run-end hook.
 #}
 {% macro lakehouse_maintain(select=none, dry_run=false, run_id=none) %}
     {%- if not execute -%}{{ return([]) }}{%- endif -%}
-    {%- do lakehouse_lock_acquire('table maintenance' ~ (' (dry run)' if dry_run else '')) -%}
     {%- set run_id = run_id or invocation_id -%}
     {%- set select = [select] if select is string else select -%}
     {%- set ops = lakehouse_ops_schema() -%}
@@ -28,11 +30,18 @@
             data_files_before bigint, data_files_after bigint, delete_files_before bigint, delete_files_after bigint,
             bytes_before bigint, bytes_after bigint, snapshots_before bigint, snapshots_after bigint,
             manifests_before bigint, manifests_after bigint, orphan_files_removed bigint) using iceberg') -%}
+    {#- every table's policy before the lock is taken: a policy in error
+        fails here, having changed nothing and holding no lock (a failing
+        run-operation runs no on-run-end hook to release it) -#}
+    {%- set tables = [] -%}
+    {%- for relation, layer, meta in _maintenance_tables(select) -%}
+        {%- do tables.append((relation, layer, _maintenance_policy(layer, meta))) -%}
+    {%- endfor -%}
+    {%- do lakehouse_lock_acquire('table maintenance' ~ (' (dry run)' if dry_run else '')) -%}
     {%- set now = run_query("select cast(current_timestamp() as string)").rows[0][0] -%}
     {%- set results = [] -%}
     {%- set values = [] -%}
-    {%- for relation, layer, meta in _maintenance_tables(select) -%}
-        {%- set policy = _maintenance_policy(layer, meta) -%}
+    {%- for relation, layer, policy in tables -%}
         {%- set name = relation.schema ~ '.' ~ relation.identifier -%}
         {%- set call = 'call spark_catalog.system.' -%}
         {%- set before = _maintenance_stats(name, policy['small_file_mb']) -%}

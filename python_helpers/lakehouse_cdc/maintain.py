@@ -8,6 +8,8 @@ in-process and prints what it did per table from `<schema>_ops.maintenance_audit
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import uuid
 from typing import Any
@@ -26,22 +28,49 @@ def operation(select: list[str] | None, dry_run: bool, run_id: str) -> list[str]
             yaml.safe_dump(args, default_flow_style=True).strip()]
 
 
-def audit(spark: Any, schema: str, run_id: str) -> list[dict[str, Any]]:
-    """The audit rows of one maintenance run (one per table)."""
-    rows = spark.sql(f"select * from {schema}_ops.maintenance_audit where run_id = '{run_id}' "
-                     "order by table_name").collect()
-    return [row.asDict() for row in rows]
+def audit(tables: Any, schema: str, run_id: str) -> list[dict[str, Any]]:
+    """The audit rows of one maintenance run (one per table). `tables` is a
+    SparkSession or, on the cluster target, a ThriftTables."""
+    query = (f"select * from {schema}_ops.maintenance_audit where run_id = '{run_id}' "
+             "order by table_name")
+    if getattr(tables, "kind", "") == "pandas":
+        return tables.sql(query)
+    return [row.asDict() for row in tables.sql(query).collect()]
 
 
 def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False,
              vars: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Run the maintenance; return this run's audit rows (one per table)."""
+    """Run the maintenance; return this run's audit rows (one per table).
+
+    Where builds take the build lock (a shared catalog), the maintenance
+    holds it as `run_id` (the var `lakehouse_lock_holder`) and this function
+    releases it, also when the maintenance fails: a failed `run-operation`
+    runs no on-run-end hook, so the lock would stay taken, refusing every
+    build, until it expires (`lakehouse_lock_ttl_minutes`)."""
     from lakehouse_cdc.dbt_runner import run_dbt
-    from lakehouse_cdc.spark import get_spark
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
-    run_dbt(operation(select, dry_run, run_id), schema=schema, vars=vars)
-    return audit(get_spark(), schema, run_id)
+    tables = _tables()
+    vars = {**(vars or {}), "lakehouse_lock_holder": run_id}
+    try:
+        run_dbt(operation(select, dry_run, run_id), schema=schema, vars=vars)
+    finally:
+        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
+                 json.dumps({"holder": run_id})], schema=schema, vars=vars)
+    return audit(tables, schema, run_id)
+
+
+def _tables() -> Any:
+    """Where the audit is read: this process's Spark (the local target) or,
+    on another target, the Thrift server dbt talks to (no Spark here)."""
+    if os.environ.get("DBT_TARGET", "local") == "local":
+        from lakehouse_cdc.spark import get_spark
+
+        return get_spark()
+    from lakehouse_cdc.cluster import prepare_thrift_client, use_cluster_target
+
+    prepare_thrift_client()
+    return use_cluster_target()
 
 
 def format_report(rows: list[dict[str, Any]]) -> str:
@@ -76,13 +105,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="say what would be done; change nothing")
     args = parser.parse_args(argv)
 
+    from lakehouse_cdc.cluster import ClusterError
     from lakehouse_cdc.dbt_runner import DbtError
     from lakehouse_cdc.pipeline import lakehouse_home
 
     lakehouse_home()
     try:
         rows = maintain(args.schema, args.select, args.dry_run)
-    except DbtError as error:
+    except (DbtError, ClusterError) as error:
         print(error, file=sys.stderr)
         return 1
     print(format_report(rows))

@@ -110,6 +110,7 @@ def _on_one_cluster(work) -> None:
     more of the CI's two cores each time."""
     with running_cluster(work) as env:
         _builds_to_the_truth_on(work, env)
+        _maintains_on(work, env)
         _two_writers_on(work, env)
 
 
@@ -230,11 +231,70 @@ def _builds_to_the_truth_on(work, env: dict[str, str]) -> None:
     assert unique[0]["result"]["element_count"] == rows[0]["n"]
 
 
+def _maintains_on(work, env: dict[str, str]) -> None:
+    """`lakehouse maintain` on the cluster target: it maintains through the
+    Thrift server and reports what Iceberg's own metadata says; it is
+    refused while another holds the build lock, leaving that lock alone;
+    and when it fails after taking the lock it releases it (a failing
+    run-operation runs no on-run-end hook)."""
+    spark = ThriftSpark(env)
+    table = f"{SCHEMA}_silver.slv_retail__orders"
+    lock = f"{SCHEMA}_ops.lakehouse_lock"
+
+    def maintain() -> subprocess.CompletedProcess:
+        return work.run([sys.executable, "-m", "lakehouse_cdc.cli", "maintain", "--schema",
+                         SCHEMA, "--select", table], timeout=600, env=env, **CAPTURED)
+
+    def files() -> dict[int, int]:  # content (0 data, 1 position deletes) -> files
+        rows = spark.sql(f"select content, count(*) n from {table}.files group by content"
+                         ).collect()
+        return {r["content"]: r["n"] for r in rows}
+
+    before = files()
+    since = spark.sql("select cast(current_timestamp() as string) now").collect()[0]["now"]
+    done = maintain()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    after = files()
+    audited = spark.sql(f"select table_name, data_files_before, data_files_after, "
+                        f"delete_files_before, delete_files_after "
+                        f"from {SCHEMA}_ops.maintenance_audit "
+                        f"where finished_at >= timestamp '{since}'").collect()
+    assert audited == [{"table_name": table, "data_files_before": before[0],
+                        "data_files_after": after[0], "delete_files_before": before.get(1, 0),
+                        "delete_files_after": after.get(1, 0)}]
+    assert table in done.stdout
+    assert spark.sql(f"select holder from {lock}").collect() == [{"holder": None}]
+
+    # held by a build: refused, and that build's lock stays its own
+    spark.sql(f"update {lock} set holder = 'a-running-build', purpose = 'dbt build', "
+              "held_by = 'someone@elsewhere', acquired_at = current_timestamp(), "
+              "expires_at = current_timestamp() + interval 1 hour")
+    refused = maintain()
+    assert refused.returncode != 0
+    assert "lakehouse lock busy" in refused.stdout + refused.stderr
+    assert spark.sql(f"select holder from {lock}").collect() == [{"holder": "a-running-build"}]
+    spark.sql(f"update {lock} set holder = null, purpose = null, held_by = null, "
+              "acquired_at = null, expires_at = null")
+
+    # failing after the lock is taken (its audit row cannot be written: an
+    # audit table of another shape): the lock is free again at once
+    audit = f"{SCHEMA}_ops.maintenance_audit"
+    spark.sql(f"alter table {audit} rename to {audit}_kept")
+    spark.sql(f"create table {audit} (run_id string) using iceberg")
+    failed = maintain()
+    assert failed.returncode != 0
+    assert "INSERT_COLUMN_ARITY_MISMATCH" in failed.stdout + failed.stderr
+    assert spark.sql(f"select holder from {lock}").collect() == [{"holder": None}]
+    spark.sql(f"drop table {audit}")
+    spark.sql(f"alter table {audit}_kept rename to {audit}")
+
+
 @pytest.mark.background(work=_on_one_cluster)
 def test_cluster_builds_to_the_truth_safely_under_concurrency_and_keeps_every_commit(background):
     """CDC batches built on the cluster equal the truth; a second build is
     refused while one runs; readers see each table before or after a build;
-    and two processes appending to one table at once lose no commit."""
+    `lakehouse maintain` works there and never leaves the lock taken; and
+    two processes appending to one table at once lose no commit."""
     background()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cdc_helpers import NO_ARTIFACTS, Scenario, canon, diff, table_columns, truth_state
-from lakehouse_cdc.dbt_runner import run_dbt
+from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 from lakehouse_cdc.maintain import format_report, maintain
 
 #: the issue's figure; LAKEHOUSE_TEST_MAINTAIN_BATCHES lowers it on a busy machine
@@ -115,3 +115,14 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
                                                                        after["snapshots"])
     assert audit["orphan_files_removed"] == 1
     young_orphan.unlink()
+
+    # a policy in error (here the last layer's) fails before the build lock is
+    # taken, with locks on as on a shared catalog: a failing run-operation runs
+    # no hook that would release it
+    broken = {"default": {**POLICY, "time_travel_hours": 168}, "ops": {"orphan_age_hours": 1}}
+    with pytest.raises(DbtError, match="orphan_age_hours is 1 for layer 'ops'"):
+        run_dbt(["run-operation", "lakehouse_maintain", "--args", "{select: [silver, ops]}"],
+                schema=schema, vars={"lakehouse_build_lock": True, "maintenance": broken})
+    lock = f"{schema}_ops.lakehouse_lock"
+    assert (not spark.catalog.tableExists(lock)
+            or [r.holder for r in spark.sql(f"select holder from {lock}").collect()] == [None])
