@@ -758,6 +758,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.status and args.subject is None:
         parser.error("--subject KEY=VALUE is required (or --status)")
 
+    target = os.environ.get("DBT_TARGET", "local")
+    if target != "local":
+        print(f"[erase] FAILED: DBT_TARGET={target}: erase runs on the local target only "
+              "(its Spark reads the tables and landing files through this process's "
+              "catalog, not the cluster's); nothing was changed. Unset DBT_TARGET to erase "
+              "from the embedded warehouse.", file=sys.stderr)
+        return 1
+
     from lakehouse_cdc.dbt_runner import DbtError
     from lakehouse_cdc.pipeline import lakehouse_home
 

@@ -328,3 +328,14 @@ def _erase_killed_and_rerun(work) -> None:
 @pytest.mark.background(work=_erase_killed_and_rerun)
 def test_erase_proven_idempotent_survives_kill_and_blocks_resurrection(background):
     background()
+
+
+def test_erase_refuses_a_target_it_cannot_reach(monkeypatch, capsys):
+    """On the cluster target erase's Spark would read this process's catalog,
+    not the cluster's: it refuses before anything, saying so."""
+    from lakehouse_cdc.erase import main
+
+    monkeypatch.setenv("DBT_TARGET", "cluster")
+    assert main(["--subject", "customer_id=42"]) == 1
+    err = capsys.readouterr().err
+    assert "DBT_TARGET=cluster" in err and "nothing was changed" in err, err
