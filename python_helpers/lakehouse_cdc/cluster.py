@@ -682,7 +682,9 @@ class ThriftTables:
 
 def use_cluster_target() -> ThriftTables:
     """For DBT_TARGET=cluster: check the Thrift server answers, point the
-    profile at its port, fix PyHive; return a reader over Thrift."""
+    profile at its port, prepare this process's dbt for it (PyHive fixed,
+    the lock's owner named); return a reader over Thrift."""
+    prepare_thrift_client()
     cluster = load()
     os.environ.setdefault("LAKEHOUSE_THRIFT_PORT", str(cluster.ports["thrift"]))
     port = int(os.environ["LAKEHOUSE_THRIFT_PORT"])

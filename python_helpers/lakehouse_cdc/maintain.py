@@ -46,18 +46,53 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
     holds it as `run_id` (the var `lakehouse_lock_holder`) and this function
     releases it, also when the maintenance fails: a failed `run-operation`
     runs no on-run-end hook, so the lock would stay taken, refusing every
-    build, until it expires (`lakehouse_lock_ttl_minutes`)."""
+    build, until it expires (`lakehouse_lock_ttl_minutes`). A caller that
+    passes its own holder (a job holding the lock) keeps it: that job
+    releases it."""
     from lakehouse_cdc.dbt_runner import run_dbt
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
     tables = _tables()
-    vars = {**(vars or {}), "lakehouse_lock_holder": run_id}
+    vars = dict(vars or {})
+    release = "lakehouse_lock_holder" not in vars and _may_lock(vars)
+    vars.setdefault("lakehouse_lock_holder", run_id)
     try:
         run_dbt(operation(select, dry_run, run_id), schema=schema, vars=vars)
-    finally:
-        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
-                 json.dumps({"holder": run_id})], schema=schema, vars=vars)
+    except BaseException:
+        if release:  # the maintenance's error goes on; a failed release is only printed
+            try:
+                _release(schema, vars)
+            except BaseException as error:  # noqa: BLE001 (printed; the first error wins)
+                print(f"[maintain] {_held(vars, error)}", file=sys.stderr)
+        raise
+    if release:
+        _release(schema, vars)
     return audit(tables, schema, run_id)
+
+
+def _may_lock(vars: dict[str, Any]) -> bool:
+    """Whether the maintenance may take the build lock: on every target but
+    the in-process `local` one, or where the var turns it on
+    (`_lakehouse_lock_enabled`, which decides; a release where it took none
+    changes nothing)."""
+    return bool(vars.get("lakehouse_build_lock", os.environ.get("DBT_TARGET", "local") != "local"))
+
+
+def _release(schema: str, vars: dict[str, Any]) -> None:
+    from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+
+    holder = vars["lakehouse_lock_holder"]
+    try:
+        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
+                 json.dumps({"holder": holder})], schema=schema, vars=vars)
+    except DbtError as error:
+        raise DbtError(_held(vars, error)) from error
+
+
+def _held(vars: dict[str, Any], error: BaseException) -> str:
+    holder = vars["lakehouse_lock_holder"]
+    return (f"the build lock held by {holder} could not be released ({error!r}); release it: "
+            f"dbt run-operation lakehouse_lock_release --args '{{holder: {holder}}}'")
 
 
 def _tables() -> Any:
@@ -67,9 +102,8 @@ def _tables() -> Any:
         from lakehouse_cdc.spark import get_spark
 
         return get_spark()
-    from lakehouse_cdc.cluster import prepare_thrift_client, use_cluster_target
+    from lakehouse_cdc.cluster import use_cluster_target
 
-    prepare_thrift_client()
     return use_cluster_target()
 
 
