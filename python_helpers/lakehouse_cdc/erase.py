@@ -673,12 +673,26 @@ def _subject(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _local_spark() -> Any:
+    """This process's Spark, on the local target only: on another target
+    (the cluster) it would read this process's catalog, not the cluster's,
+    so erase refuses before anything."""
+    target = os.environ.get("DBT_TARGET", "local")
+    if target != "local":
+        raise ErasureError(f"DBT_TARGET={target}: erase runs on the local target only (its Spark "
+                           "reads the tables and landing files through this process's catalog, "
+                           "not the cluster's); nothing was changed. Unset DBT_TARGET to erase "
+                           "from the embedded warehouse.")
+    from lakehouse_cdc.spark import get_spark
+
+    return get_spark()
+
+
 def erase(schema: str, subject_key: str, value: str, *, by: str | None = None,
           vars: dict[str, Any] | None = None, log: Any = None) -> Certificate:
     from lakehouse_cdc.dbt_runner import run_dbt
-    from lakehouse_cdc.spark import get_spark
 
-    spark = get_spark()
+    spark = _local_spark()
     # The build lock, as `lakehouse maintain` takes it, held for the whole
     # erasure: every dbt invocation of it runs as its holder (the var), so its
     # own `dbt run` renews the lock instead of being refused, and leaves it
@@ -703,9 +717,7 @@ def erase(schema: str, subject_key: str, value: str, *, by: str | None = None,
 
 
 def readmit(schema: str, subject_key: str, value: str) -> int:
-    from lakehouse_cdc.spark import get_spark
-
-    spark = get_spark()
+    spark = _local_spark()
     erasure_id = (key_hash(subject_key, value) or "")[:16]
     table = f"{schema}_ops.erasure_ledger"
     if not spark.catalog.tableExists(table):
@@ -718,9 +730,7 @@ def readmit(schema: str, subject_key: str, value: str) -> int:
 
 
 def status(schema: str) -> str:
-    from lakehouse_cdc.spark import get_spark
-
-    spark = get_spark()
+    spark = _local_spark()
     ops = f"{schema}_ops"
     if not spark.catalog.tableExists(f"{ops}.erasure_ledger"):
         return "no erasure recorded"
@@ -757,14 +767,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.status and args.subject is None:
         parser.error("--subject KEY=VALUE is required (or --status)")
-
-    target = os.environ.get("DBT_TARGET", "local")
-    if target != "local":
-        print(f"[erase] FAILED: DBT_TARGET={target}: erase runs on the local target only "
-              "(its Spark reads the tables and landing files through this process's "
-              "catalog, not the cluster's); nothing was changed. Unset DBT_TARGET to erase "
-              "from the embedded warehouse.", file=sys.stderr)
-        return 1
 
     from lakehouse_cdc.dbt_runner import DbtError
     from lakehouse_cdc.pipeline import lakehouse_home

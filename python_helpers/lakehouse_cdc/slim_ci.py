@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import subprocess
 import tarfile
@@ -96,6 +97,12 @@ def run_ci(base: str, *, project_dir: Path | str = PROJECT_ROOT, prod_schema: st
     from lakehouse_cdc.home import lakehouse_home
     from lakehouse_cdc.spark import get_spark
 
+    target = os.environ.get("DBT_TARGET", "local")
+    if target != "local":
+        raise SlimCiError(f"DBT_TARGET={target}: `lakehouse ci` runs on the local target only (it "
+                          "drops its schemas through this process's Spark, whose catalog is not "
+                          "the cluster's); nothing was built. Unset DBT_TARGET, or run `lakehouse "
+                          "dbt build --select state:modified+ --defer ...` against the cluster.")
     project = Path(project_dir).resolve()
     schema = schema or branch_schema(project)
     if schema == prod_schema:

@@ -11,9 +11,10 @@ import shutil
 import subprocess
 from collections import Counter
 
+import pytest
 from lakehouse_cdc import PROJECT_ROOT
 from lakehouse_cdc.add_table import add_table
-from lakehouse_cdc.slim_ci import drop_schemas, run_ci
+from lakehouse_cdc.slim_ci import SlimCiError, drop_schemas, run_ci
 from test_add_table import CDC, LOAD, _truth, _write
 
 PROJECT = "lakehouse_cdc"
@@ -129,3 +130,11 @@ def test_slim_ci_builds_the_change_and_its_descendants_only(warehouse_run, spark
     assert f"{schema}_gold" in dropped and f"{schema}_silver" in dropped
     for layer in ("bronze", "silver", "gold"):
         assert not spark.catalog.databaseExists(f"{schema}_{layer}")
+
+
+def test_slim_ci_refuses_a_target_it_cannot_clean_up(monkeypatch):
+    """On the cluster target its Spark would drop schemas from this
+    process's catalog, not the cluster's: it refuses before anything."""
+    monkeypatch.setenv("DBT_TARGET", "cluster")
+    with pytest.raises(SlimCiError, match="DBT_TARGET=cluster.*nothing was built"):
+        run_ci("main")
