@@ -21,7 +21,9 @@
     file_pattern      regex on the file name: what is a data file; any other
                       file under the location (checksums, markers, temporary
                       names) is ignored and counted as ignored
-    load_pattern      regex on the file name: full-load files (phase 0)
+    load_pattern      regex on the file name: full-load files (phase 0):
+                      LOAD00000001.csv, and SEGMENT1_LOAD00000001.csv as
+                      DMS's parallel full load may name them
     The header-column defaults follow the format: Op / dms_commit_ts /
     AR_H_CHANGE_SEQ for DMS, __op / __source_ts_ms / __lsn / __deleted for
     Debezium.
@@ -39,7 +41,7 @@
         'timestamp_column': 'dms_commit_ts',
         'sequence_column': 'AR_H_CHANGE_SEQ',
         'full_load_op': 'included',
-        'load_pattern': '^LOAD',
+        'load_pattern': '^(SEGMENT[0-9]+_)?LOAD',
         'null_value': 'NULL',
         'options': {},
     } -%}

@@ -1046,6 +1046,34 @@ def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
     assert records == sorted((2, encode(row.fields)) for row in (first[1], second[1])), records
 
 
+def test_parallel_full_load_files_with_a_segment_prefix_are_full_load(spark, project_copy,
+                                                                      tmp_path):
+    """DMS's parallel full load may name its files SEGMENT<n>_LOAD...: they
+    are full-load files (phase 0, no change sequence), not CDC files whose
+    empty change sequence would quarantine every row."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_segment_" + os.urandom(3).hex()
+    c = Corpus()
+    one = [c.change("I", 1, load=True), c.change("I", 2, load=True)]
+    two = [c.change("I", 3, load=True)]
+    cdc = [c.change("U", 2, name="m")]
+    land(folder, [CorpusFile("SEGMENT1_LOAD00000001.csv", lines(HEADER, one), one),
+                  CorpusFile("SEGMENT2_LOAD00000001.csv", lines(HEADER, two), two),
+                  CorpusFile("20250101-000001000.csv", lines(HEADER, cdc), cdc)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+
+    rows = {r.item_id: (r.name, r._cdc_phase)
+            for r in spark.table(f"{schema}_silver.slv_hostile__items").collect()}
+    assert rows == {1: ("n", 0), 2: ("m", 1), 3: ("n", 0)}, rows
+    # (applied, superseded, quarantined): key 2's full-load row is superseded by its update
+    log = {r.file_path.rsplit("/", 1)[1]: (r.rows_applied, r.rows_superseded, r.rows_quarantined)
+           for r in spark.sql(f"select file_path, rows_applied, rows_superseded, rows_quarantined "
+                              f"from {schema}_silver.cdc_file_log").collect()}
+    assert log == {"SEGMENT1_LOAD00000001.csv": (1, 1, 0), "SEGMENT2_LOAD00000001.csv": (1, 0, 0),
+                   "20250101-000001000.csv": (1, 0, 0)}, log
+
+
 def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
     spark, project_copy, tmp_path
 ):
