@@ -677,14 +677,12 @@ def _local_spark() -> Any:
     """This process's Spark, on the local target only: on another target
     (the cluster) it would read this process's catalog, not the cluster's,
     so erase refuses before anything."""
-    target = os.environ.get("DBT_TARGET", "local")
-    if target != "local":
-        raise ErasureError(f"DBT_TARGET={target}: erase runs on the local target only (its Spark "
-                           "reads the tables and landing files through this process's catalog, "
-                           "not the cluster's); nothing was changed. Unset DBT_TARGET to erase "
-                           "from the embedded warehouse.")
-    from lakehouse_cdc.spark import get_spark
+    from lakehouse_cdc.spark import get_spark, not_on_local_target
 
+    refusal = not_on_local_target("erase", "its Spark reads the tables and landing files "
+                                  "through this process's catalog, not the cluster's")
+    if refusal:
+        raise ErasureError(refusal)
     return get_spark()
 
 

@@ -413,11 +413,12 @@ def summary(applied: list[Applied]) -> str:
 def follow(options: FollowOptions) -> int:
     from lakehouse_cdc.dbt_runner import DbtError
     from lakehouse_cdc.home import lakehouse_home
-    from lakehouse_cdc.spark import get_spark
+    from lakehouse_cdc.spark import get_spark, not_on_local_target
 
-    if os.environ.get("DBT_TARGET", "local") != "local":
-        raise SystemExit("[follow] follow runs dbt in its own Spark session (the local target); "
-                         "unset DBT_TARGET, or run `lakehouse dbt build` against the cluster")
+    refusal = not_on_local_target("follow", "it runs dbt in its own Spark session; against the "
+                                  "cluster run `lakehouse dbt build`")
+    if refusal:
+        raise SystemExit(f"[follow] {refusal}")
     lakehouse_home()
     stop = {"asked": False}
 

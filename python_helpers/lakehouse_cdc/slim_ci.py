@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import re
 import subprocess
 import tarfile
@@ -95,14 +94,12 @@ def run_ci(base: str, *, project_dir: Path | str = PROJECT_ROOT, prod_schema: st
            select: str = "state:modified+") -> CiResult:
     from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.home import lakehouse_home
-    from lakehouse_cdc.spark import get_spark
+    from lakehouse_cdc.spark import get_spark, not_on_local_target
 
-    target = os.environ.get("DBT_TARGET", "local")
-    if target != "local":
-        raise SlimCiError(f"DBT_TARGET={target}: `lakehouse ci` runs on the local target only (it "
-                          "drops its schemas through this process's Spark, whose catalog is not "
-                          "the cluster's); nothing was built. Unset DBT_TARGET, or run `lakehouse "
-                          "dbt build --select state:modified+ --defer ...` against the cluster.")
+    refusal = not_on_local_target("`lakehouse ci`", "it drops its schemas through this "
+                                  "process's Spark, whose catalog is not the cluster's")
+    if refusal:
+        raise SlimCiError(refusal)
     project = Path(project_dir).resolve()
     schema = schema or branch_schema(project)
     if schema == prod_schema:

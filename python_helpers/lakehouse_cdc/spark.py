@@ -68,3 +68,13 @@ def get_spark(target: str = "local"):
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("LAKEHOUSE_SPARK_LOG_LEVEL", "ERROR"))
     return spark
+
+
+def not_on_local_target(command: str, why: str) -> str | None:
+    """Why `command`, which runs on the local target only, refuses the
+    target DBT_TARGET names; None on the local target."""
+    target = os.environ.get("DBT_TARGET", "local")
+    if target == "local":
+        return None
+    return (f"DBT_TARGET={target}: {command} runs on the local target only ({why}); nothing was "
+            f"changed. Unset DBT_TARGET to run it on the embedded warehouse.")
