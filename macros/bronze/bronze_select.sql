@@ -141,6 +141,9 @@
         {%- do layouts.update({phase: (bronze_header_columns(cfg, phase) | map('lower') | list) + data_names}) -%}
     {%- endfor -%}
     {%- set known = (bronze_header_columns(cfg, 1) | map('lower') | list) + data_names -%}
+    {#- header: false: the last columns marked added_later, which files
+        written before the source added them lack -#}
+    {%- set added_later = _bronze_added_later(node, columns) if not cfg['header'] else [] -%}
     {#- a data row: not the header, not an empty line -#}
     {%- set is_data_row = "record_no >= " ~ (1 if cfg['header'] else 0) ~ " and record <> ''" -%}
     {#- `records`: SQL of the records (bronze_csv_records, or a scan of them
@@ -220,10 +223,13 @@
             case
                 {%- for phase in [0, 1] %}
                 {%- set most = layouts[phase] | length %}
-                {%- set least = most - (data_names | length) + 1 if cfg['schema_evolution'] else most %}
+                {%- set least = most - (added_later | length) if cfg['schema_evolution'] else most %}
                 when f.phase = {{ phase }} and (f.field_count > {{ most }} or f.field_count < {{ least }})
                     then concat('field_count: the file\'s rows have ', f.field_count, ' fields; the source declares ',
-                                {{ most }}, ' (header: false)')
+                                {{ most }}, ' (header: false: fields are read by position, so a file may lack'
+                                ' only the last columns marked meta added_later, as files written before the'
+                                ' source added them do; a column dropped at the source needs a header,'
+                                ' AddColumnName=true)')
                 {%- endfor %}
             end as file_reason
             {%- endif %}
@@ -428,6 +434,28 @@
     {{ return(['file string', 'record_no bigint', 'file_name string', 'file_modified_at timestamp',
                'file_size bigint', 'beyond boolean', 'complete boolean', 'text string', 'phase int',
                'record string']) }}
+{% endmacro %}
+
+{#- header: false: the names of the source's last columns marked
+    `meta: {added_later: true}` (added at the source after some files were
+    written: those files lack them, and read them as NULL under
+    schema_evolution). A file is read by position, so only a trailing run of
+    columns can be missing; a marked column before an unmarked one is an
+    error naming it. Any other file with fewer fields is refused
+    (field_count): a column dropped at the source would shift the fields
+    after it into the wrong columns. -#}
+{% macro _bronze_added_later(node, columns) %}
+    {%- set marked = [] -%}
+    {%- for column in columns -%}
+        {%- if (column.meta or {}).get('added_later') -%}
+            {%- do marked.append(column.name | lower) -%}
+        {%- elif marked -%}
+            {%- do exceptions.raise_compiler_error('source ' ~ node.source_name ~ '.' ~ node.name ~ ': column '
+                ~ marked[-1] ~ ' is marked added_later but ' ~ column.name ~ ' after it is not; with header: false '
+                ~ 'only the last columns can be missing from older files (a column added at the source comes last)') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(marked) }}
 {% endmacro %}
 
 {% macro _bronze_sql_list(values) -%}

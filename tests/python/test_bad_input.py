@@ -48,7 +48,7 @@ sources:
       - name: items_nh
         meta: {external: {location: hostile/items_nh, header: false}}
         columns:
-%(columns)s
+%(columns_nh)s
       - name: items_pq
         meta: {external: {location: hostile/items_pq, format: parquet}}
         columns:
@@ -65,6 +65,14 @@ sources:
     "%(columns)s",
     "\n".join(
         f"          - {{name: {n}, data_type: '{t}'}}" for n, t in zip(COLUMNS, TYPES, strict=True)
+    ),
+).replace(
+    # headerless: the last column was added at the source after some files
+    "%(columns_nh)s",
+    "\n".join(
+        f"          - {{name: {n}, data_type: '{t}'"
+        + (", meta: {added_later: true}" if n == COLUMNS[-1] else "") + "}"
+        for n, t in zip(COLUMNS, TYPES, strict=True)
     ),
 )
 
@@ -1044,6 +1052,35 @@ def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
     records = sorted((r.row_number, r.record) for r in spark.sql(
         f"select row_number, record from {schema}_silver.cdc_quarantine").collect())
     assert records == sorted((2, encode(row.fields)) for row in (first[1], second[1])), records
+
+
+def test_a_headerless_file_short_of_an_unmarked_column_is_refused(spark, project_copy, tmp_path):
+    """header: false reads fields by position: a file with a field fewer than
+    declared is read only when the missing column is the last and marked
+    added_later (written before the source added it). Here none is marked,
+    as when a column is dropped at the source (`name`): the file's rows are
+    quarantined as field_count, not read shifted into the wrong columns."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_nh", table="items_nh")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    sources.write_text(sources.read_text().replace(", meta: {added_later: true}", ""))
+    folder = tmp_path / "landing" / "hostile" / "items_nh"
+    schema = "t_nh_drop_" + os.urandom(3).hex()
+    c = Corpus()
+    load = [c.change("I", k, load=True) for k in (1, 2)]
+    dropped = [c.change("I", k, outcome="quarantined") for k in (3, 4)]
+    for row in dropped:  # `name`, the fifth field (after Op, timestamp, sequence, item_id), gone
+        row.raw = encode(row.fields[:4] + row.fields[5:])
+    land(folder, [CorpusFile("LOAD00000001.csv", lines(None, load), load),
+                  CorpusFile("20250101-000001000.csv", lines(None, dropped), dropped)])
+    build(project, tmp_path, schema, "slv_hostile__items_nh")
+
+    table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
+    assert sorted(r.item_id for r in table.collect()) == [1, 2]
+    reasons = [r.reason for r in spark.sql(
+        f"select reason from {schema}_silver.cdc_quarantine order by row_number").collect()]
+    expected = "field_count: the file's rows have 9 fields; the source declares 10"
+    assert len(reasons) == 2 and all(r.startswith(expected) for r in reasons), reasons
+    assert "added_later" in reasons[0], reasons[0]
 
 
 def test_parallel_full_load_files_with_a_segment_prefix_are_full_load(spark, project_copy,
