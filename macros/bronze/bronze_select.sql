@@ -664,7 +664,8 @@
     its text for quarantine. Lines that are not changes: blank lines and
     `null` (the tombstone Debezium writes after a delete, a null value) and
     schema-change events (_bronze_is_schema_event) are skipped and not
-    counted as rows. Field names are matched without case; a field written
+    counted as rows (the file log counts the last two:
+    _cdc_count_skipped_events). Field names are matched without case; a field written
     twice (in one case or two) makes the line malformed. A file that does
     not end with a newline is held back, like CSV.
 #}
@@ -685,7 +686,7 @@
             json_object_keys(text) as field_names,
             sum(octet_length(line) + 1) over (partition by file) as file_bytes
         {# (a file written with CRLF line ends: its lines end with a CR) #}
-        from (select *, trim(regexp_replace(line, '^\uFEFF|\r$', '')) as text from numbered) as trimmed
+        from (select *, {{ _bronze_line_text('line') }} as text from numbered) as trimmed
     ),
 
     changes as (
@@ -741,6 +742,12 @@
         end as _cdc_file_held
     from changes
 {% endmacro %}
+
+{#- A Debezium line's text: trimmed, without a byte-order mark or the CR
+    of a CRLF line end. -#}
+{% macro _bronze_line_text(line) -%}
+    trim(regexp_replace({{ line }}, '^\uFEFF|\r$', ''))
+{%- endmacro %}
 
 {#- True for a Debezium schema-change event (`fields`: the line's JSON as a
     map): a `ddl` or `tableChanges` field and no operation field. A change of

@@ -495,10 +495,11 @@
 {% endmacro %}
 
 {#
-    Debezium files may hold schema-change events (_bronze_is_schema_event):
-    not changes, skipped by bronze, but counted per file here, in
-    the cached `<model>__cdc_events`, for the file log (cdc_apply). Only
-    the new files' lines are read.
+    Debezium files may hold schema-change events (_bronze_is_schema_event)
+    and `null` lines (the tombstone written after a delete): not changes,
+    skipped by bronze, but counted per file here, in the cached
+    `<model>__cdc_events`, for the file log (cdc_apply), so that every line
+    but a blank one is accounted for. Only the new files' lines are read.
 #}
 {% macro _cdc_count_skipped_events(node, cfg, paths) %}
     {%- if cfg['format'] != 'debezium' -%}{{ return(none) }}{%- endif -%}
@@ -511,12 +512,15 @@
         cache table {{ events }} as
         select file_path, count(*) as events_skipped
         from (
-            select _metadata.file_path as file_path, from_json(trim(value), 'map<string, string>') as fields
-            from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
-                    else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
-            where _metadata.file_path in ({{ literals | join(', ') }})
+            select file_path, text, from_json(text, 'map<string, string>') as fields
+            from (
+                select _metadata.file_path as file_path, {{ _bronze_line_text('value') }} as text
+                from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
+                        else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
+                where _metadata.file_path in ({{ literals | join(', ') }})
+            ) as raw
         ) as lines
-        where {{ _bronze_is_schema_event(cfg, 'fields') }}
+        where text = 'null' or {{ _bronze_is_schema_event(cfg, 'fields') }}
         group by file_path
     {%- endset -%}
     {%- do run_query(query) -%}

@@ -100,7 +100,7 @@ def run_summary(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
 def file_report(spark: Any, schema: str, since: float) -> list[dict[str, Any]]:
     """Per file logged since `since`: rows in the file, read, applied,
     superseded, quarantined, or ignored (not a data file), and the Debezium
-    schema-change events skipped."""
+    lines skipped as not changes (schema-change events, `null` tombstones)."""
     table = f"{schema}_silver.cdc_file_log"
     if not spark.catalog.tableExists(table):
         return []

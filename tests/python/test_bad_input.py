@@ -1914,7 +1914,8 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     # a later file: a placeholder with nothing earlier in its batch keeps the stored value
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
     ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
-    (folder / "20250101-000002500.json").write_text(ddl + "\n" + ddl + "\n")  # schema events only
+    # schema events and a tombstone (its line ending with CRLF) only
+    (folder / "20250101-000002500.json").write_bytes(f"{ddl}\nnull\r\n{ddl}\n".encode())
     build(project, tmp_path, schema)
     events = {
         file_name(r.file_path): (r.rows_in_file, r.events_skipped)
@@ -1925,9 +1926,9 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     }
     assert events == {
         "LOAD00000001.json": (2, 0),
-        "20250101-000001000.json": (7, 1),  # the ddl line: skipped and counted
+        "20250101-000001000.json": (7, 2),  # the tombstone and the ddl line: skipped and counted
         "20250101-000002000.json": (1, 0),
-        "20250101-000002500.json": (0, 2),
+        "20250101-000002500.json": (0, 3),
     }, events
     assert silver(spark, f"{schema}_silver.slv_hostile__items_dbz")[2] == (
         "2",
