@@ -46,6 +46,9 @@ CONNECT_TYPES = {
     "org.apache.kafka.connect.data.Timestamp": "timestamp",
 }
 SAMPLE_ROWS = 5000
+#: full-load file names: the bronze sources' default `load_pattern`
+#: (macros/bronze/bronze_external_config.sql), a parallel load's SEGMENTn_ too
+FULL_LOAD_FILE = re.compile(r"^(SEGMENT[0-9]+_)?LOAD")
 
 
 class AddTableError(ValueError):
@@ -85,6 +88,10 @@ def _detect_format(files: list[Path]) -> str:
                         "pass --format csv|parquet|debezium")
 
 
+def _is_full_load(path: Path) -> bool:
+    return FULL_LOAD_FILE.match(path.name) is not None
+
+
 def _collect(rows: list[dict[str, Any]], columns: list[str], landed: Landed,
              full_load: bool) -> None:
     for row in rows[:SAMPLE_ROWS]:
@@ -100,11 +107,11 @@ def _read_csv(files: list[Path], given: list[str] | None) -> Landed:
     meta = META_COLUMNS["csv"]
     landed = Landed("csv", [], header=given is None)
     for path in files:
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
         if not rows:
             continue
-        is_load = path.name.startswith("LOAD")
+        is_load = _is_full_load(path)
         if given is None:
             header, body = rows[0], rows[1:]
             if not landed.columns:
@@ -144,10 +151,10 @@ def _read_parquet(files: list[Path]) -> Landed:
         table = pq.read_table(path)
         if not landed.columns:
             landed.columns = [n for n in table.column_names if n not in META_COLUMNS["parquet"]]
-            if path.name.startswith("LOAD") and "Op" not in table.column_names:
+            if _is_full_load(path) and "Op" not in table.column_names:
                 landed.full_load_op = "absent"
         _collect(table.slice(0, SAMPLE_ROWS).to_pylist(), landed.columns, landed,
-                 path.name.startswith("LOAD"))
+                 _is_full_load(path))
     return landed
 
 
@@ -155,11 +162,15 @@ def _read_debezium(files: list[Path]) -> Landed:
     landed = Landed("debezium", [], header=False)
     for path in files:
         records = []
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             for line in handle:
                 if not line.strip():
                     continue
                 record = json.loads(line)
+                # not changes: a tombstone (null) and a schema-change event
+                if not isinstance(record, dict) or (
+                        ("ddl" in record or "tableChanges" in record) and "__op" not in record):
+                    continue
                 if isinstance(record, dict) and "payload" in record and "schema" in record:
                     for spec in record["schema"].get("fields", []):
                         kind = spec.get("name") or spec.get("type")
@@ -169,7 +180,7 @@ def _read_debezium(files: list[Path]) -> Landed:
                 records.append(record)
         if records and not landed.columns:
             landed.columns = [k for k in records[0] if k not in META_COLUMNS["debezium"]]
-        _collect(records, landed.columns, landed, path.name.startswith("LOAD"))
+        _collect(records, landed.columns, landed, _is_full_load(path))
     return landed
 
 

@@ -6,6 +6,7 @@ silver holds the changes applied, computed here from the rows written."""
 from __future__ import annotations
 
 import csv
+import json
 import uuid
 from decimal import Decimal
 
@@ -144,6 +145,41 @@ def test_declared_columns_parquet_and_errors(tmp_path, project_copy):
     with pytest.raises(AddTableError, match="_dms__sources.yml"):
         add_table(retail, project_dir=project, landing_root=landing, system="retail")
     assert (project / "models/bronze/dms/_dms__sources.yml").read_text() == before
+
+
+def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project_copy):
+    """A parallel full load's SEGMENTn_LOAD file is a full-load file (a
+    headerless one without Op gives full_load_op: absent, as bronze's default
+    load_pattern reads it); Debezium tombstones (null), schema-change events
+    and a byte-order mark are not taken for rows or columns."""
+    project = project_copy()
+    landing = tmp_path / "landing"
+    visits = landing / "crm" / "visit"
+    _write(visits, "SEGMENT1_LOAD00000001.csv",
+           [["2025-01-01 00:00:00", "", "1", "web"], ["2025-01-01 00:00:00", "", "2", "shop"]],
+           header=None)
+    _write(visits, "20250102-000000000.csv",
+           [["U", "2025-01-02 00:00:00", "20250102000000000000000000000000001", "1", "app"]],
+           header=None)
+    written = add_table(visits, project_dir=project, landing_root=landing,
+                        columns=["visit_id", "channel"])
+    (table,) = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"]
+    assert table["meta"]["external"] == {"location": "crm/visit", "header": False,
+                                         "full_load_op": "absent"}
+
+    items = landing / "shop" / "item"
+    items.mkdir(parents=True)
+    ddl = json.dumps({"ddl": "ALTER TABLE item ADD COLUMN y int", "tableChanges": []})
+    rows = [json.dumps({"item_id": key, "name": name, "__op": "r", "__source_ts_ms": 1,
+                        "__lsn": key, "__deleted": "false"})
+            for key, name in ((1, "a"), (2, "b"))]
+    (items / "LOAD00000001.json").write_text("\ufeff" + "\n".join([ddl, "null", *rows]) + "\n",
+                                             encoding="utf-8")
+    written = add_table(items, project_dir=project, landing_root=landing)
+    (table,) = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"]
+    assert {c["name"]: c.get("data_type") for c in table["columns"]
+            if not c["name"].startswith("_cdc_")} == {"item_id": "bigint", "name": "string"}
+    assert written.key == ["item_id"]
 
 
 @pytest.mark.parametrize("values,expected", [
