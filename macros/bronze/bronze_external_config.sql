@@ -8,7 +8,8 @@
     format            csv | parquet (AWS DMS) or debezium (JSON lines as
                       written by Debezium's ExtractNewRecordState with
                       add.fields=op,source.ts_ms,lsn and
-                      delete.tombstone.handling.mode=rewrite)
+                      delete.tombstone.handling.mode=rewrite; each line
+                      bare, or with JsonConverter's schema block)
     header            CSV only: true when the files start with a header row
                       (DMS AddColumnName=true); false (the DMS default) when
                       they do not, and then the fields are, in order: the Op

@@ -229,7 +229,16 @@
                                 {{ most }}, ' (header: false: fields are read by position, so a file may lack'
                                 ' only the last columns marked meta added_later, as files written before the'
                                 ' source added them do; a column dropped at the source needs a header,'
-                                ' AddColumnName=true)')
+                                ' AddColumnName=true)'
+                                {%- if phase == 0 and cfg['full_load_op'] == 'included' %},
+                                case when f.field_count = {{ most - 1 }} then {{ sql_string(
+                                    "; a full-load file without Op (DMS's default, IncludeOpForFullLoad=false)"
+                                    ~ " needs full_load_op: absent on the source") }} else '' end
+                                {%- elif phase == 0 %},
+                                case when f.field_count = {{ most + 1 }} then {{ sql_string(
+                                    "; a full-load file with Op (IncludeOpForFullLoad=true)"
+                                    ~ " needs full_load_op: included on the source") }} else '' end
+                                {%- endif %})
                 {%- endfor %}
             end as file_reason
             {%- endif %}
@@ -681,12 +690,13 @@
     parsed as (
         select
             *,
-            from_json(text, 'map<string, string>') as raw_fields,
+            from_json(body, 'map<string, string>') as raw_fields,
             {#- every name as written, a name written twice twice (the map keeps one) -#}
-            json_object_keys(text) as field_names,
+            json_object_keys(body) as field_names,
             sum(octet_length(line) + 1) over (partition by file) as file_bytes
-        {# (a file written with CRLF line ends: its lines end with a CR) #}
-        from (select *, {{ _bronze_line_text('line') }} as text from numbered) as trimmed
+        from (select *, {{ _bronze_change_json(cfg, 'text') }} as body
+              {# (a file written with CRLF line ends: its lines end with a CR) #}
+              from (select *, {{ _bronze_line_text('line') }} as text from numbered) as trimmed) as unwrapped
     ),
 
     changes as (
@@ -706,7 +716,7 @@
                                     (k, v) -> lower(k)) end as fields,
             count(*) over (partition by file) as file_rows
         from parsed
-        where text not in ('', 'null')
+        where not (body <=> '' or body <=> 'null')
             and not {{ _bronze_is_schema_event(cfg, 'raw_fields') }}
     )
 
@@ -722,9 +732,15 @@
         {{ _bronze_value_text(cfg, column, "fields[" ~ sql_string(column.name | lower) ~ "]") }} as `{{ column.name }}`,
         {%- endfor %}
         case
-            when cast(decode(cast(text as binary), 'UTF-8') as binary) <> cast(text as binary)
+            when cast(decode(cast(line as binary), 'UTF-8') as binary) <> cast(line as binary)
                 then 'malformed: invalid UTF-8'
             when raw_fields is null then 'malformed: not a JSON object'
+            when not map_contains_key(raw_fields, {{ sql_string(cfg['op_column']) }})
+                and map_contains_key(raw_fields, 'source')
+                and (map_contains_key(raw_fields, 'after') or map_contains_key(raw_fields, 'before'))
+                then {{ sql_string("malformed: a Debezium change event not flattened (before, after, source; no "
+                                   ~ cfg['op_column'] ~ " field): the connector needs the ExtractNewRecordState "
+                                   ~ "transform with add.fields=op,source.ts_ms,lsn (README, Debezium)") }}
             when size(twice) > 0 then concat('malformed: a field written twice (names compared without case): ',
                                              array_join(twice, ', '))
         end as _cdc_malformed,
@@ -747,6 +763,20 @@
     of a CRLF line end. -#}
 {% macro _bronze_line_text(line) -%}
     trim(regexp_replace({{ line }}, '^\uFEFF|\r$', ''))
+{%- endmacro %}
+
+{#- A Debezium line's change as JSON (`text`: _bronze_line_text): the line,
+    or the `payload` of a line written by Kafka Connect's JsonConverter with
+    schemas.enable=true (`{"schema":...,"payload":...}`, no operation
+    field beside them; 'null' for a null payload, a tombstone; NULL, so
+    malformed, when the payload cannot be read). -#}
+{% macro _bronze_change_json(cfg, text) -%}
+    case
+        when not startswith({{ text }}, '{"schema":')
+            or get_json_object({{ text }}, {{ sql_string('$.' ~ cfg['op_column']) }}) is not null then {{ text }}
+        when {{ text }} rlike '"payload"\\s*:\\s*null\\s*}$' then 'null'
+        else get_json_object({{ text }}, '$.payload')
+    end
 {%- endmacro %}
 
 {#- True for a Debezium schema-change event (`fields`: the line's JSON as a

@@ -512,15 +512,16 @@
         cache table {{ events }} as
         select file_path, count(*) as events_skipped
         from (
-            select file_path, text, from_json(text, 'map<string, string>') as fields
+            select file_path, body, from_json(body, 'map<string, string>') as fields
             from (
-                select _metadata.file_path as file_path, {{ _bronze_line_text('value') }} as text
+                select _metadata.file_path as file_path,
+                       {{ _bronze_change_json(cfg, _bronze_line_text('value')) }} as body
                 from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
                         else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
                 where _metadata.file_path in ({{ literals | join(', ') }})
             ) as raw
         ) as lines
-        where text = 'null' or {{ _bronze_is_schema_event(cfg, 'fields') }}
+        where body = 'null' or {{ _bronze_is_schema_event(cfg, 'fields') }}
         group by file_path
     {%- endset -%}
     {%- do run_query(query) -%}

@@ -149,12 +149,18 @@
                     then concat('unexpected_column: ', array_join(filter(array_sort(map_keys(_cdc_extra)),
                         k -> {{ _cdc_unusable_column('k') }}), ', '), ' is not usable as a column name')
             end,
+            {%- if external['format'] == 'csv' and not external['header'] and external['full_load_op'] == 'included' %}
+            {#- a full-load file without Op (DMS's default) read as having one -#}
+            case when _cdc_phase = 0 and _cdc_op not in ('{{ operations | join("', '") }}')
+                then concat('unknown_op: ', _cdc_op, {{ sql_string(_cdc_header_hint(external, 'full_load_op')) }}) end,
+            {%- endif %}
             {{ _cdc_reject_reason(key_columns, '_cdc_op', operations, [], keyless="_cdc_op <=> 'T'", blank_is_missing=true) }},
             case
-                when _cdc_commit_ts is null or trim(_cdc_commit_ts) = '' then 'missing_sequence: commit timestamp'
+                when _cdc_commit_ts is null or trim(_cdc_commit_ts) = ''
+                    then {{ sql_string('missing_sequence: commit timestamp' ~ _cdc_header_hint(external, 'timestamp_column')) }}
                 when try_cast(_cdc_commit_ts as timestamp) is null then 'unparseable_value: commit timestamp'
                 when _cdc_phase = 1 and (_cdc_change_seq is null or trim(_cdc_change_seq) = '')
-                    then 'missing_sequence: change sequence'
+                    then {{ sql_string('missing_sequence: change sequence' ~ _cdc_header_hint(external, 'sequence_column')) }}
                 when _cdc_phase = 1 and try_cast(_cdc_change_seq as decimal(38, 0)) is null
                     then 'unparseable_value: change sequence'
                 {%- for name, data_type in typed.items() if data_type | lower != 'string' %}
@@ -178,6 +184,28 @@
         from ({{ bronze_select(node, files, lines, _cdc_csv_records(node, cfg, files, lines, found['bytes'])) }}) as bronze
         {%- endif %}
     ) as typed
+{% endmacro %}
+
+{#- What a reject on a field DMS or Debezium adds to each row says: the
+    setting that writes the field (`setting`: timestamp_column,
+    sequence_column or full_load_op), since a task without it has every row
+    so rejected. -#}
+{% macro _cdc_header_hint(external, setting) %}
+    {%- set name = external.get(setting) -%}
+    {%- if setting == 'full_load_op' -%}
+        {{ return(" in a full-load file, read as its Op field: a full-load file without Op (DMS's default, "
+                  ~ "IncludeOpForFullLoad=false) needs full_load_op: absent on the source") }}
+    {%- elif external['format'] == 'debezium' -%}
+        {{ return(' (field ' ~ name ~ ' empty or absent: ExtractNewRecordState writes it with add.fields='
+                  ~ ('source.ts_ms' if setting == 'timestamp_column' else 'lsn') ~ "; the source's " ~ setting
+                  ~ ' names it)') }}
+    {%- elif setting == 'timestamp_column' -%}
+        {{ return(' (column ' ~ name ~ ' empty or absent: DMS writes it with TimestampColumnName=' ~ name
+                  ~ " on the S3 endpoint; the source's timestamp_column names it)") }}
+    {%- else -%}
+        {{ return(' (column ' ~ name ~ ' empty or absent: DMS writes it with a transformation rule that '
+                  ~ 'adds the header column AR_H_CHANGE_SEQ as ' ~ name ~ "; the source's sequence_column names it)") }}
+    {%- endif -%}
 {% endmacro %}
 
 {#- A CSV source's new records (bronze_csv_records), written once to the

@@ -425,6 +425,7 @@ def land(folder: Path, files: list[CorpusFile], mtime: float | None = None) -> N
     folder.mkdir(parents=True, exist_ok=True)
     for f in files:
         path = folder / f.name
+        path.parent.mkdir(parents=True, exist_ok=True)  # (a name may hold folders)
         path.write_bytes(f.data)
         if mtime is not None:
             os.utime(path, (mtime, mtime))
@@ -1070,24 +1071,77 @@ def test_a_headerless_file_short_of_an_unmarked_column_is_refused(spark, project
     dropped = [c.change("I", k, outcome="quarantined") for k in (3, 4)]
     for row in dropped:  # `name`, the fifth field (after Op, timestamp, sequence, item_id), gone
         row.raw = encode(row.fields[:4] + row.fields[5:])
+    # a full-load file written without Op (DMS's default) while the source says it has one
+    no_op = [c.change("I", 5, load=True, outcome="quarantined")]
+    no_op[0].raw = encode(no_op[0].fields[1:])
     land(folder, [CorpusFile("LOAD00000001.csv", lines(None, load), load),
+                  CorpusFile("LOAD00000002.csv", lines(None, no_op), no_op),
                   CorpusFile("20250101-000001000.csv", lines(None, dropped), dropped)])
     build(project, tmp_path, schema, "slv_hostile__items_nh")
 
     table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
     assert sorted(r.item_id for r in table.collect()) == [1, 2]
-    reasons = [r.reason for r in spark.sql(
-        f"select reason from {schema}_silver.cdc_quarantine order by row_number").collect()]
+    reasons = {(file_name(r.file_path), r.row_number): r.reason for r in spark.sql(
+        f"select file_path, row_number, reason from {schema}_silver.cdc_quarantine").collect()}
+    assert sorted(reasons) == [("20250101-000001000.csv", 1), ("20250101-000001000.csv", 2),
+                               ("LOAD00000002.csv", 1)], reasons
     expected = "field_count: the file's rows have 9 fields; the source declares 10"
-    assert len(reasons) == 2 and all(r.startswith(expected) for r in reasons), reasons
-    assert "added_later" in reasons[0], reasons[0]
+    assert all(r.startswith(expected) for r in reasons.values()), reasons
+    assert "added_later" in reasons["20250101-000001000.csv", 1], reasons
+    # the setting to change is named where a missing Op explains the count
+    assert reasons["LOAD00000002.csv", 1].endswith(
+        "needs full_load_op: absent on the source"), reasons
+    assert "full_load_op" not in reasons["20250101-000001000.csv", 1], reasons
 
 
-def test_parallel_full_load_files_with_a_segment_prefix_are_full_load(spark, project_copy,
-                                                                      tmp_path):
+def test_rows_without_a_field_dms_writes_name_the_setting(spark, project_copy, tmp_path):
+    """A headerless full-load file without Op read where the source says it
+    has one (its missing field is the marked last column: read shifted, the
+    timestamp as the Op), and CDC rows without the timestamp or the change
+    sequence, are quarantined with a reason naming the DMS setting that
+    writes the field and the source setting that names it."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_nh", table="items_nh")
+    folder = tmp_path / "landing" / "hostile" / "items_nh"
+    schema = "t_nh_hint_" + os.urandom(3).hex()
+    c = Corpus()
+    load = [c.change("I", 1, load=True, outcome="quarantined")]
+    load[0].raw = encode(load[0].fields[1:])
+    cdc = [c.change("I", 2, outcome="quarantined"), c.change("I", 3, outcome="quarantined"),
+           c.change("I", 4)]
+    cdc[0].fields[1] = ""  # no commit timestamp
+    cdc[1].fields[2] = ""  # no change sequence
+    land(folder, [CorpusFile("LOAD00000001.csv", lines(None, load), load),
+                  CorpusFile("20250101-000001000.csv", lines(None, cdc), cdc)])
+    build(project, tmp_path, schema, "slv_hostile__items_nh")
+
+    table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
+    assert [r.item_id for r in table.collect()] == [4]
+    reasons = {(file_name(r.file_path), r.row_number): r.reason for r in spark.sql(
+        f"select file_path, row_number, reason from {schema}_silver.cdc_quarantine").collect()}
+    hint = {
+        "op": "in a full-load file, read as its Op field: a full-load file without Op (DMS's "
+              "default, IncludeOpForFullLoad=false) needs full_load_op: absent on the source",
+        "ts": "(column dms_commit_ts empty or absent: DMS writes it with "
+              "TimestampColumnName=dms_commit_ts on the S3 endpoint; the source's "
+              "timestamp_column names it)",
+        "seq": "(column AR_H_CHANGE_SEQ empty or absent: DMS writes it with a transformation "
+               "rule that adds the header column AR_H_CHANGE_SEQ as AR_H_CHANGE_SEQ; the "
+               "source's sequence_column names it)",
+    }
+    assert reasons == {
+        ("LOAD00000001.csv", 1): f"unknown_op: {load[0].fields[1]} {hint['op']}",
+        ("20250101-000001000.csv", 1): f"missing_sequence: commit timestamp {hint['ts']}",
+        ("20250101-000001000.csv", 2): f"missing_sequence: change sequence {hint['seq']}",
+    }, reasons
+
+
+def test_dms_layouts_segment_prefixed_full_load_and_date_folders(spark, project_copy, tmp_path):
     """DMS's parallel full load may name its files SEGMENT<n>_LOAD...: they
     are full-load files (phase 0, no change sequence), not CDC files whose
-    empty change sequence would quarantine every row."""
+    empty change sequence would quarantine every row. With
+    DatePartitionEnabled the CDC files go under date folders (2025/01/01/
+    or 2025-01-02/, by DatePartitionSequence and DatePartitionDelimiter):
+    read, in sequence order across folders."""
     project = _one_table_project(project_copy, MODEL_SQL % "items")
     folder = tmp_path / "landing" / "hostile" / "items"
     schema = "t_segment_" + os.urandom(3).hex()
@@ -1095,9 +1149,10 @@ def test_parallel_full_load_files_with_a_segment_prefix_are_full_load(spark, pro
     one = [c.change("I", 1, load=True), c.change("I", 2, load=True)]
     two = [c.change("I", 3, load=True)]
     cdc = [c.change("U", 2, name="m")]
+    later = [c.change("U", 2, name="z"), c.change("D", 3)]
     land(folder, [CorpusFile("SEGMENT1_LOAD00000001.csv", lines(HEADER, one), one),
                   CorpusFile("SEGMENT2_LOAD00000001.csv", lines(HEADER, two), two),
-                  CorpusFile("20250101-000001000.csv", lines(HEADER, cdc), cdc)])
+                  CorpusFile("2025/01/01/20250101-000001000.csv", lines(HEADER, cdc), cdc)])
     build(project, tmp_path, schema, "slv_hostile__items")
 
     rows = {r.item_id: (r.name, r._cdc_phase)
@@ -1109,6 +1164,17 @@ def test_parallel_full_load_files_with_a_segment_prefix_are_full_load(spark, pro
                               f"from {schema}_silver.cdc_file_log").collect()}
     assert log == {"SEGMENT1_LOAD00000001.csv": (1, 1, 0), "SEGMENT2_LOAD00000001.csv": (1, 0, 0),
                    "20250101-000001000.csv": (1, 0, 0)}, log
+
+    # the next day's folder, named with a dash
+    land(folder, [CorpusFile("2025-01-02/20250102-000001000.csv", lines(HEADER, later), later)])
+    build(project, tmp_path, schema, "slv_hostile__items")
+    rows = {r.item_id: r.name
+            for r in spark.table(f"{schema}_silver.slv_hostile__items").collect()}
+    assert rows == {1: "n", 2: "z"}, rows
+    paths = {r.file_path.split("/items/", 1)[1] for r in spark.sql(
+        f"select file_path from {schema}_silver.cdc_file_log").collect()}
+    dated = {"2025/01/01/20250101-000001000.csv", "2025-01-02/20250102-000001000.csv"}
+    assert dated <= paths, paths
 
 
 def test_a_model_that_leaves_out_the_transient_columns_fails_loudly(
@@ -1825,6 +1891,65 @@ def test_debezium_placeholders_in_change_logs_take_the_value_before_the_change(
         f"{schema}_silver.slv_hostile__items_dbz").collect()}
     assert state == {1: ("uno", 7), 2: ("deux", 8)}, state
     assert spark.sql(f"select count(*) from {schema}_silver.cdc_quarantine").collect()[0][0] == 0
+
+
+def test_debezium_lines_with_a_schema_block_and_unflattened_events(spark, project_copy, tmp_path):
+    """Kafka Connect's JsonConverter with schemas.enable=true writes each
+    change as {"schema": ..., "payload": ...}: the payload is the change
+    (a price written 12345678.12 keeps its digits), a null payload is a
+    tombstone, counted as skipped. An event the ExtractNewRecordState
+    transform did not flatten (before / after / source, no __op) is
+    quarantined with its text and a reason naming the transform. A gzip
+    file starting with a byte-order mark is read, and a snapshot read
+    (op r) outside a LOAD file is an insert ordered by its LSN."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    schema_block = {"type": "struct", "fields": [{"field": "item_id", "type": "int64"}],
+                    "optional": False}
+
+    def change(key: int, op: str, price: str, lsn: int) -> dict:
+        return {"item_id": key, "name": f"n{key}", "price": price, "qty": 3, "born": 19723,
+                "seen_at": 1704103200000000, "active": True, "__op": op,
+                "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
+                "__deleted": "true" if op == "d" else "false"}
+
+    def wrapped(payload: dict | None) -> str:
+        return json.dumps({"schema": schema_block, "payload": payload}, separators=(",", ":"))
+
+    unflattened = json.dumps({"before": None, "after": {"item_id": 9, "name": "x"},
+                              "source": {"lsn": 7}, "op": "c", "ts_ms": 1735689600000})
+    text = "\n".join([
+        wrapped(change(1, "c", "1.50", 10)).replace('"price":"1.50"', '"price":12345678.12'),
+        wrapped(change(2, "c", "2.00", 11)),
+        wrapped(change(2, "d", "2.00", 12)),
+        wrapped(None),
+        unflattened,
+    ]) + "\n"
+    (folder / "20250101-000001000.json").write_text(text)
+    later = "\ufeff" + "\n".join(json.dumps(change(key, op, price, lsn))
+                                   for key, op, price, lsn in ((5, "r", "5.00", 20),
+                                                               (2, "r", "2.50", 21))) + "\n"
+    (folder / "20250101-000002000.json.gz").write_bytes(gzip.compress(later.encode()))
+    schema = "t_dbz_envelope_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+
+    rows = silver(spark, f"{schema}_silver.slv_hostile__items_dbz")
+    # key 2: inserted, deleted, then read by a snapshot (LSN 21): present again
+    assert {k: v[:3] for k, v in rows.items()} == {
+        1: ("1", "n1", "12345678.12"), 2: ("2", "n2", "2.50"), 5: ("5", "n5", "5.00")}, rows
+    quarantine = [(r.row_number, r.record, r.reason) for r in spark.sql(
+        f"select * from {schema}_silver.cdc_quarantine").collect()]
+    assert [(n, record) for n, record, _ in quarantine] == [(5, unflattened)], quarantine
+    assert quarantine[0][2].startswith(
+        "malformed: a Debezium change event not flattened"), quarantine
+    assert "ExtractNewRecordState" in quarantine[0][2], quarantine
+    log = {file_name(r.file_path): (r.rows_in_file, r.rows_applied, r.rows_superseded,
+                                    r.rows_quarantined, r.events_skipped)
+           for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()}
+    # four changes (key 2's two superseded by the later read), the tombstone skipped
+    assert log == {"20250101-000001000.json": (4, 1, 2, 1, 1),
+                   "20250101-000002000.json.gz": (2, 2, 0, 0, 0)}, log
 
 
 def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project_copy, tmp_path):
