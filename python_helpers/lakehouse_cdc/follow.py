@@ -129,13 +129,15 @@ class Follower:
 
     # -- the project --------------------------------------------------------
 
-    def _dbt(self, args: list[str], manifest: Any = None) -> Any:
+    def _dbt(self, args: list[str], manifest: Any = None,
+             vars: dict[str, Any] | None = None) -> Any:
         from lakehouse_cdc.dbt_runner import run_dbt
 
         lookup = args[0] in ("ls", "compile")  # they print their result, even when quiet
         with contextlib.redirect_stdout(io.StringIO()) if lookup else contextlib.nullcontext():
             return run_dbt(args, project_dir=self.options.project_dir,
-                           schema=self.options.schema, vars=self.options.vars,
+                           schema=self.options.schema,
+                           vars=self.options.vars if vars is None else vars,
                            target_path=self.options.target_path,
                            quiet=lookup or not self.options.verbose, manifest=manifest)
 
@@ -314,7 +316,7 @@ class Follower:
         if every is None or not self.unmaintained or time.time() - self.maintained_at < every * 60:
             return []
         from lakehouse_cdc.dbt_runner import DbtError
-        from lakehouse_cdc.maintain import audit, format_report, operation
+        from lakehouse_cdc.maintain import audit, format_report, operation, run_holding_lock
 
         if self._project_stamp() != self.stamp:  # the policy or the macro may have changed
             _say("the project changed: parsing it again")
@@ -328,7 +330,9 @@ class Follower:
              "files landing meanwhile wait")
         run_id = f"follow-maintain-{uuid.uuid4().hex[:12]}"
         try:
-            self._dbt(operation(tables, False, run_id), manifest=self.manifest)
+            run_holding_lock(operation(tables, False, run_id), self.options.vars, run_id,
+                             lambda args, given: self._dbt(args, manifest=self.manifest,
+                                                           vars=given))
         except DbtError as error:
             _say(f"maintenance failed (the files go on being applied; it is tried again in "
                  f"{every:g} minute(s), or run `lakehouse maintain` once follow is stopped):\n"

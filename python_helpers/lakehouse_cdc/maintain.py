@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -41,33 +42,42 @@ def audit(tables: Any, schema: str, run_id: str) -> list[dict[str, Any]]:
 def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False,
              vars: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run the maintenance; return this run's audit rows (one per table).
-
-    Where builds take the build lock (a shared catalog), the maintenance
-    holds it as `run_id` (the var `lakehouse_lock_holder`) and this function
-    releases it, also when the maintenance fails: a failed `run-operation`
-    runs no on-run-end hook, so the lock would stay taken, refusing every
-    build, until it expires (`lakehouse_lock_ttl_minutes`). A caller that
-    passes its own holder (a job holding the lock) keeps it: that job
-    releases it."""
+    Where builds take the build lock, it is held and released as
+    run_holding_lock says."""
     from lakehouse_cdc.dbt_runner import run_dbt
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
     tables = _tables()
+    run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
+                     lambda args, given: run_dbt(args, schema=schema, vars=given))
+    return audit(tables, schema, run_id)
+
+
+def run_holding_lock(args: list[str], vars: dict[str, Any] | None, run_id: str,
+                     run: Callable[[list[str], dict[str, Any]], Any]) -> None:
+    """Run the dbt `run-operation` `args` through `run(args, vars)`.
+
+    Where builds take the build lock (a shared catalog, or the var
+    `lakehouse_build_lock`), the operation holds it as `run_id` (the var
+    `lakehouse_lock_holder`) and this function releases it, also when the
+    operation fails: a failed `run-operation` runs no on-run-end hook, so
+    the lock would stay taken, refusing every build, until it expires
+    (`lakehouse_lock_ttl_minutes`). A caller that passes its own holder (a
+    job holding the lock) keeps it: that job releases it."""
     vars = dict(vars or {})
     release = "lakehouse_lock_holder" not in vars and _may_lock(vars)
     vars.setdefault("lakehouse_lock_holder", run_id)
     try:
-        run_dbt(operation(select, dry_run, run_id), schema=schema, vars=vars)
+        run(args, vars)
     except BaseException:
-        if release:  # the maintenance's error goes on; a failed release is only printed
+        if release:  # the operation's error goes on; a failed release is only printed
             try:
-                _release(schema, vars)
+                _release(vars, run)
             except BaseException as error:  # noqa: BLE001 (printed; the first error wins)
                 print(f"[maintain] {_held(vars, error)}", file=sys.stderr)
         raise
     if release:
-        _release(schema, vars)
-    return audit(tables, schema, run_id)
+        _release(vars, run)
 
 
 def _may_lock(vars: dict[str, Any]) -> bool:
@@ -78,13 +88,13 @@ def _may_lock(vars: dict[str, Any]) -> bool:
     return bool(vars.get("lakehouse_build_lock", os.environ.get("DBT_TARGET", "local") != "local"))
 
 
-def _release(schema: str, vars: dict[str, Any]) -> None:
-    from lakehouse_cdc.dbt_runner import DbtError, run_dbt
+def _release(vars: dict[str, Any], run: Callable[[list[str], dict[str, Any]], Any]) -> None:
+    from lakehouse_cdc.dbt_runner import DbtError
 
     holder = vars["lakehouse_lock_holder"]
     try:
-        run_dbt(["run-operation", "lakehouse_lock_release", "--args",
-                 json.dumps({"holder": holder})], schema=schema, vars=vars)
+        run(["run-operation", "lakehouse_lock_release", "--args", json.dumps({"holder": holder})],
+            vars)
     except DbtError as error:
         raise DbtError(_held(vars, error)) from error
 

@@ -168,7 +168,8 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
                                                                  tmp_path, capsys):
     """`--maintain-every`: a maintenance that fails (here its policy lacks
     every setting) is printed with dbt's error, writes no audit row and does
-    not stop the follower: the next file is applied as before."""
+    not stop the follower: the next file is applied as before. Where builds
+    take the build lock, one that fails after taking it leaves it free."""
     from lakehouse_cdc.follow import Follower, FollowOptions
 
     sim = simulated(**KNOBS)
@@ -191,3 +192,19 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
     assert {a.status for a in applied} == {"applied"}, applied
     actual, expected = silver_state(spark, schema, "product"), truth_state(sim, "product", 1)
     assert actual == expected, diff(expected, actual)
+
+    # with the build lock on, failing after the lock is taken (its audit row
+    # cannot be written: an audit table of another shape): the lock is free
+    follower.options.vars = {"landing_root": str(landing), "lakehouse_build_lock": True}
+    spark.sql(f"create schema if not exists {schema}_ops")
+    spark.sql(f"drop table if exists {audit}")
+    spark.sql(f"create table {audit} (run_id string) using iceberg")
+    capsys.readouterr()
+    assert follower.maintain_if_due() == []
+    out = capsys.readouterr().out
+    assert "maintenance failed" in out and "INSERT_COLUMN_ARITY_MISMATCH" in out, out
+    holders = [r.holder for r in spark.sql(f"select holder from {schema}_ops.lakehouse_lock")
+               .collect()]
+    assert holders == [None], holders
+    spark.sql(f"drop table {audit}")
+
