@@ -167,16 +167,16 @@ def _read_debezium(files: list[Path]) -> Landed:
                 if not line.strip():
                     continue
                 record = json.loads(line)
-                # not changes: a tombstone (null) and a schema-change event
-                if not isinstance(record, dict) or (
-                        ("ddl" in record or "tableChanges" in record) and "__op" not in record):
-                    continue
                 if isinstance(record, dict) and "payload" in record and "schema" in record:
-                    for spec in record["schema"].get("fields", []):
+                    for spec in (record["schema"] or {}).get("fields", []):
                         kind = spec.get("name") or spec.get("type")
                         if kind in CONNECT_TYPES:
                             landed.types.setdefault(spec["field"], CONNECT_TYPES[kind])
                     record = record["payload"]
+                # not changes: a tombstone (null) and a schema-change event
+                if not isinstance(record, dict) or (
+                        ("ddl" in record or "tableChanges" in record) and "__op" not in record):
+                    continue
                 records.append(record)
         if records and not landed.columns:
             landed.columns = [k for k in records[0] if k not in META_COLUMNS["debezium"]]

@@ -173,8 +173,10 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
     rows = [json.dumps({"item_id": key, "name": name, "__op": "r", "__source_ts_ms": 1,
                         "__lsn": key, "__deleted": "false"})
             for key, name in ((1, "a"), (2, "b"))]
-    (items / "LOAD00000001.json").write_text("\ufeff" + "\n".join([ddl, "null", *rows]) + "\n",
-                                             encoding="utf-8")
+    wrapped = [json.dumps({"schema": None, "payload": payload}) for payload in (
+        None, {"ddl": "ALTER TABLE item ADD COLUMN z int", "tableChanges": []})]
+    (items / "LOAD00000001.json").write_text(
+        "\ufeff" + "\n".join([ddl, "null", *wrapped, *rows]) + "\n", encoding="utf-8")
     written = add_table(items, project_dir=project, landing_root=landing)
     (table,) = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"]
     assert {c["name"]: c.get("data_type") for c in table["columns"]
