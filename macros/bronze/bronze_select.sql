@@ -232,13 +232,17 @@
                                 ' AddColumnName=true)'
                                 {%- if phase == 0 and cfg['full_load_op'] == 'included' %},
                                 case when f.field_count = {{ most - 1 }} then {{ sql_string(
-                                    "; a full-load file without Op (DMS's default, IncludeOpForFullLoad=false)"
-                                    ~ " needs full_load_op: absent on the source") }} else '' end
+                                    "; if the full-load files have no Op (IncludeOpForFullLoad=false, DMS's"
+                                    ~ " default), set full_load_op: absent on the source") }} else '' end
                                 {%- elif phase == 0 %},
                                 case when f.field_count = {{ most + 1 }} then {{ sql_string(
-                                    "; a full-load file with Op (IncludeOpForFullLoad=true)"
-                                    ~ " needs full_load_op: included on the source") }} else '' end
-                                {%- endif %})
+                                    "; if the full-load files have Op (IncludeOpForFullLoad=true),"
+                                    ~ " set full_load_op: included on the source") }} else '' end
+                                {%- endif %},
+                                case when f.field_count = {{ most - 1 }} then {{ sql_string(
+                                    "; a task without TimestampColumnName=" ~ cfg['timestamp_column']
+                                    ~ " or without the transformation rule adding " ~ cfg['sequence_column']
+                                    ~ " writes one field fewer: both are required") }} else '' end)
                 {%- endfor %}
             end as file_reason
             {%- endif %}
