@@ -680,6 +680,17 @@ class ThriftTables:
         return frame
 
 
+def tables_for_target() -> Any:
+    """Where a command reads the tables dbt wrote: this process's Spark on
+    the local target; on another (DBT_TARGET), the Thrift server dbt talks
+    to (use_cluster_target), with no Spark here."""
+    if os.environ.get("DBT_TARGET", "local") == "local":
+        from lakehouse_cdc.spark import get_spark
+
+        return get_spark()
+    return use_cluster_target()
+
+
 def use_cluster_target() -> ThriftTables:
     """For DBT_TARGET=cluster: check the Thrift server answers, point the
     profile at its port, prepare this process's dbt for it (PyHive fixed,

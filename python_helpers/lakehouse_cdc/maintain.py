@@ -47,7 +47,9 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
     from lakehouse_cdc.dbt_runner import run_dbt
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
-    tables = _tables()
+    from lakehouse_cdc.cluster import tables_for_target
+
+    tables = tables_for_target()
     run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
                      lambda args, given: run_dbt(args, schema=schema, vars=given))
     return audit(tables, schema, run_id)
@@ -103,18 +105,6 @@ def _held(vars: dict[str, Any], error: BaseException) -> str:
     holder = vars["lakehouse_lock_holder"]
     return (f"the build lock held by {holder} could not be released ({error!r}); release it: "
             f"dbt run-operation lakehouse_lock_release --args '{{holder: {holder}}}'")
-
-
-def _tables() -> Any:
-    """Where the audit is read: this process's Spark (the local target) or,
-    on another target, the Thrift server dbt talks to (no Spark here)."""
-    if os.environ.get("DBT_TARGET", "local") == "local":
-        from lakehouse_cdc.spark import get_spark
-
-        return get_spark()
-    from lakehouse_cdc.cluster import use_cluster_target
-
-    return use_cluster_target()
 
 
 def format_report(rows: list[dict[str, Any]]) -> str:

@@ -143,9 +143,9 @@ def print_summary(rows: list[dict[str, Any]], files: list[dict[str, Any]] | None
 
 
 def run(options: RunOptions) -> int:
+    from lakehouse_cdc.cluster import ClusterError, tables_for_target
     from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.quality import load_suites, run_suites
-    from lakehouse_cdc.spark import get_spark
 
     home = lakehouse_home()
     if options.fresh and os.environ.get("DBT_TARGET", "local") != "local":
@@ -167,14 +167,12 @@ def run(options: RunOptions) -> int:
     target = os.environ.get("DBT_TARGET", "local")
     if target == "local":
         _say("starting Spark (local, Iceberg warehouse on disk)")
-        spark = get_spark()
-    else:  # dbt, the summary and the GX suites all go through the Thrift server
-        from lakehouse_cdc.cluster import ClusterError, use_cluster_target
-
-        try:
-            spark = use_cluster_target()
-        except ClusterError as error:
-            raise SystemExit(f"[lakehouse] {error}") from None
+    # on another target dbt, the summary and the GX suites go through the Thrift server
+    try:
+        spark = tables_for_target()
+    except ClusterError as error:
+        raise SystemExit(f"[lakehouse] {error}") from None
+    if target != "local":
         _say(f"target {target}: Spark Thrift server on port {spark.port}")
     build = ["build"] + (["--select", options.select] if options.select else [])
     rounds = [[b] for b in pending] if options.step else [pending]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,16 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default $LAKEHOUSE_HOME/quality)")
     args = parser.parse_args(argv)
+    from lakehouse_cdc.cluster import tables_for_target
     from lakehouse_cdc.home import lakehouse_home
-    from lakehouse_cdc.spark import get_spark
 
     out = args.out or lakehouse_home() / "quality"
-    if os.environ.get("DBT_TARGET", "local") == "local":
-        tables = get_spark()
-    else:
-        from lakehouse_cdc.cluster import use_cluster_target
-
-        tables = use_cluster_target()
+    tables = tables_for_target()
     report = run_suites(tables, load_suites(args.suites), args.schema, out)
     print(report.summary())
     return 0 if report.passed else 1
