@@ -44,11 +44,10 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
     """Run the maintenance; return this run's audit rows (one per table).
     Where builds take the build lock, it is held and released as
     run_holding_lock says."""
+    from lakehouse_cdc.cluster import tables_for_target
     from lakehouse_cdc.dbt_runner import run_dbt
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
-    from lakehouse_cdc.cluster import tables_for_target
-
     tables = tables_for_target()
     run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
                      lambda args, given: run_dbt(args, schema=schema, vars=given))
