@@ -207,4 +207,3 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
                .collect()]
     assert holders == [None], holders
     spark.sql(f"drop table {audit}")
-
