@@ -16,6 +16,11 @@
                       column (CDC files; full-load files only with
                       full_load_op: included), timestamp_column,
                       sequence_column, then the YAML columns in file order
+    full_load_op      DMS: included when full-load files carry Op
+                      (IncludeOpForFullLoad=true), else absent
+    cdc_op            DMS: included (the default) when CDC files carry
+                      Op; absent for CdcInsertsOnly=true with
+                      IncludeOpForFullLoad=false (no Op: every row an insert)
     schema_evolution  true: files may lack columns the YAML declares (older
                       files before a column was added; read as NULL); false:
                       such a file's rows are quarantined
@@ -42,6 +47,7 @@
         'timestamp_column': 'dms_commit_ts',
         'sequence_column': 'AR_H_CHANGE_SEQ',
         'full_load_op': 'included',
+        'cdc_op': 'included',
         'load_pattern': '^(SEGMENT[0-9]+_)?LOAD',
         'null_value': 'NULL',
         'options': {},
@@ -79,6 +85,11 @@
         {%- do exceptions.raise_compiler_error(where ~ "full_load_op is '" ~ merged['full_load_op']
             ~ "'; set it to 'included' (IncludeOpForFullLoad=true) or 'absent'") -%}
     {%- endif -%}
+    {%- if merged['cdc_op'] not in ('included', 'absent') -%}
+        {%- do exceptions.raise_compiler_error(where ~ "cdc_op is '" ~ merged['cdc_op']
+            ~ "'; set it to 'included' (DMS's default) or 'absent' (CdcInsertsOnly=true with "
+            ~ "IncludeOpForFullLoad=false: CDC files without Op, every row an insert)") -%}
+    {%- endif -%}
     {%- if not merged['file_pattern'] -%}
         {%- do exceptions.raise_compiler_error(where ~ "file_pattern is empty; set a regex on file names, "
             ~ "e.g. '\\.csv$'") -%}
@@ -106,11 +117,14 @@
 
 {#
     The header columns DMS (or Debezium) writes before the table's columns,
-    in file order, for a full-load (phase 0) or CDC (phase 1) file.
+    in file order, for a full-load (phase 0) or CDC (phase 1) file; with
+    phase none, every one a file may have (operation, commit time, change
+    sequence, in that order: readers find them by position in this list).
 #}
-{% macro bronze_header_columns(cfg, phase) %}
+{% macro bronze_header_columns(cfg, phase=none) %}
     {%- set columns = [] -%}
-    {%- if cfg['format'] == 'debezium' or phase == 1 or cfg['full_load_op'] == 'included' -%}
+    {%- if cfg['format'] == 'debezium' or phase is none
+           or cfg['full_load_op' if phase == 0 else 'cdc_op'] == 'included' -%}
         {%- do columns.append(cfg['op_column']) -%}
     {%- endif -%}
     {%- do columns.extend([cfg['timestamp_column'], cfg['sequence_column']]) -%}

@@ -113,10 +113,13 @@
             when {{ op }} = 't' then 'T'
             else {{ op }}
         end
-    {%- elif cfg['full_load_op'] == 'absent' -%}
-        case when {{ phase_expr }} = 0 then 'I' else {{ op }} end
     {%- else -%}
-        case when {{ phase_expr }} = 0 then coalesce({{ op }}, 'I') else {{ op }} end
+        {#- without Op (full_load_op / cdc_op absent) a row is an insert; a
+            file that has one anyway keeps it (CDC files) -#}
+        case
+            when {{ phase_expr }} = 0 then {{ "'I'" if cfg['full_load_op'] == 'absent' else 'coalesce(' ~ op ~ ", 'I')" }}
+            else {{ 'coalesce(' ~ op ~ ", 'I')" if cfg['cdc_op'] == 'absent' else op }}
+        end
     {%- endif -%}
 {% endmacro %}
 
@@ -140,7 +143,7 @@
     {%- for phase in [0, 1] -%}
         {%- do layouts.update({phase: (bronze_header_columns(cfg, phase) | map('lower') | list) + data_names}) -%}
     {%- endfor -%}
-    {%- set known = (bronze_header_columns(cfg, 1) | map('lower') | list) + data_names -%}
+    {%- set known = (bronze_header_columns(cfg) | map('lower') | list) + data_names -%}
     {#- header: false: the last columns marked added_later, which files
         written before the source added them lack -#}
     {%- set added_later = _bronze_added_later(node, columns) if not cfg['header'] else [] -%}
@@ -230,15 +233,19 @@
                                 ' only the last columns marked meta added_later, as files written before the'
                                 ' source added them do; a column dropped at the source needs a header,'
                                 ' AddColumnName=true)'
-                                {%- if phase == 0 and cfg['full_load_op'] == 'included' %},
+                                {%- set setting = 'full_load_op' if phase == 0 else 'cdc_op' %}
+                                {%- set files = 'full-load' if phase == 0 else 'CDC' %},
+                                {%- if cfg[setting] == 'included' %}
                                 case when f.field_count = {{ most - 1 }} then {{ sql_string(
-                                    "; if the full-load files have no Op (IncludeOpForFullLoad=false, DMS's"
-                                    ~ " default), set full_load_op: absent on the source") }} else '' end
-                                {%- elif phase == 0 %},
+                                    "; if the " ~ files ~ " files have no Op ("
+                                    ~ ("IncludeOpForFullLoad=false, DMS's default" if phase == 0
+                                       else 'CdcInsertsOnly=true with IncludeOpForFullLoad=false')
+                                    ~ "), set " ~ setting ~ ": absent on the source") }} else '' end,
+                                {%- else %}
                                 case when f.field_count = {{ most + 1 }} then {{ sql_string(
-                                    "; if the full-load files have Op (IncludeOpForFullLoad=true),"
-                                    ~ " set full_load_op: included on the source") }} else '' end
-                                {%- endif %},
+                                    "; if the " ~ files ~ " files have Op, set " ~ setting
+                                    ~ ": included on the source") }} else '' end,
+                                {%- endif %}
                                 case when f.field_count = {{ most - 1 }} then {{ sql_string(
                                     "; a task without TimestampColumnName=" ~ cfg['timestamp_column']
                                     ~ " or without the transformation rule adding " ~ cfg['sequence_column']
@@ -493,7 +500,7 @@
 #}
 {% macro _bronze_parquet_rows(node, cfg, listing, files) %}
     {%- set columns = bronze_file_columns(node) -%}
-    {%- set names = bronze_header_columns(cfg, 1) + (columns | map(attribute='name') | list) -%}
+    {%- set names = bronze_header_columns(cfg) + (columns | map(attribute='name') | list) -%}
     {%- set corrupt = [] -%}
     {%- set readable = [] -%}
     {%- if files | length > 0 -%}
@@ -686,7 +693,7 @@
     {%- set columns = bronze_file_columns(node) -%}
     {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' -%}
     {%- set commit_expr = _bronze_epoch_text("fields[" ~ sql_string(cfg['timestamp_column'] | lower) ~ "]", 'millis') -%}
-    {%- set known = (bronze_header_columns(cfg, 1) + (columns | map(attribute='name') | list)) | map('lower') | list %}
+    {%- set known = (bronze_header_columns(cfg) + (columns | map(attribute='name') | list)) | map('lower') | list %}
     with numbered as (
         {{ _bronze_numbered_lines(lines_table, predicate) }}
     ),

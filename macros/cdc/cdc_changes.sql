@@ -154,6 +154,11 @@
             case when _cdc_phase = 0 and _cdc_op not in ('{{ operations | join("', '") }}')
                 then concat('unknown_op: ', _cdc_op, {{ sql_string(_cdc_header_hint(external, 'full_load_op')) }}) end,
             {%- endif %}
+            {%- if external['format'] != 'debezium' and external['cdc_op'] == 'included' %}
+            {#- a CDC row without Op: CdcInsertsOnly's files have none -#}
+            case when _cdc_phase = 1 and _cdc_op is null
+                then {{ sql_string('unknown_op: null' ~ _cdc_header_hint(external, 'cdc_op')) }} end,
+            {%- endif %}
             {{ _cdc_reject_reason(key_columns, '_cdc_op', operations, [], keyless="_cdc_op <=> 'T'", blank_is_missing=true) }},
             case
                 when _cdc_commit_ts is null or trim(_cdc_commit_ts) = ''
@@ -188,11 +193,14 @@
 
 {#- What a reject on a field DMS or Debezium adds to each row says: the
     setting that writes the field (`setting`: timestamp_column,
-    sequence_column or full_load_op), since a task without it has every row
-    so rejected. -#}
+    sequence_column, full_load_op or cdc_op), since a task without it has
+    every row so rejected. -#}
 {% macro _cdc_header_hint(external, setting) %}
     {%- set name = external.get(setting) -%}
-    {%- if setting == 'full_load_op' -%}
+    {%- if setting == 'cdc_op' -%}
+        {{ return(" (no Op field: CDC files written with CdcInsertsOnly=true and IncludeOpForFullLoad=false "
+                  ~ "have none; if so, set cdc_op: absent on the source)") }}
+    {%- elif setting == 'full_load_op' -%}
         {{ return(" in a full-load file, read as its Op field: a full-load file without Op (DMS's default, "
                   ~ "IncludeOpForFullLoad=false) needs full_load_op: absent on the source") }}
     {%- elif external['format'] == 'debezium' -%}

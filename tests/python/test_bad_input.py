@@ -1138,6 +1138,62 @@ def test_rows_without_a_field_dms_writes_name_the_setting(spark, project_copy, t
     }, reasons
 
 
+def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
+    """DMS with CdcInsertsOnly=true and IncludeOpForFullLoad=false writes CDC
+    files without Op: with `cdc_op: absent` every such row is an insert; a
+    headerless file that has Op then is refused by its field count, naming
+    the setting (CSV without a header, and Parquet). A source left at the
+    default quarantines a CDC row without Op as unknown_op, the reason
+    naming `cdc_op: absent`."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_nh", table="items_nh")
+    hostile = project / "models" / "silver" / "hostile"
+    (hostile / "slv_hostile__items.sql").write_text(MODEL_SQL % "items")
+    (hostile / "slv_hostile__items_pq.sql").write_text(MODEL_SQL % "items_pq")
+    sources = hostile / "_hostile__sources.yml"
+    sources.write_text(sources.read_text().replace(
+        "location: hostile/items_nh, header: false}", "location: hostile/items_nh, header: false, "
+        "cdc_op: absent}").replace("format: parquet}", "format: parquet, cdc_op: absent}"))
+    landing = tmp_path / "landing" / "hostile"
+    schema = "t_inserts_only_" + os.urandom(3).hex()
+    c = Corpus()
+    load = [c.change("I", k, load=True) for k in (1, 2)]
+    inserts = [c.change("I", 3), c.change("I", 4, name="four")]
+    with_op = [c.change("U", 1, name="x", outcome="quarantined")]
+    for row in inserts:
+        row.raw = encode(row.fields[1:])
+    land(landing / "items_nh", [
+        CorpusFile("LOAD00000001.csv", lines(None, load), load),
+        CorpusFile("20250101-000001000.csv", lines(None, inserts), inserts),
+        CorpusFile("20250101-000002000.csv", lines(None, with_op), with_op)])
+    no_op = [c.change("I", 5, outcome="quarantined")]
+    no_op[0].raw = encode(no_op[0].fields[1:])
+    land(landing / "items",
+         [CorpusFile("20250101-000001000.csv", lines(HEADER[1:], no_op), no_op)])
+    typed = {"item_id": "int64", "price": "decimal", "qty": "int32", "born": "date",
+             "seen_at": "us", "active": "bool"}
+    _parquet(landing / "items_pq" / "20250101-000001000.parquet",
+             [c.change("I", 6), c.change("I", 7)], typed, drop=("Op",))
+    build(project, tmp_path, schema)
+
+    table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
+    rows = {r.item_id: r.name for r in table.collect()}
+    assert rows == {1: "n", 2: "n", 3: "n", 4: "four"}, rows
+    assert spark.table(f"{schema}_silver.slv_hostile__items").count() == 0
+    parquet = spark.table(f"{schema}_silver.slv_hostile__items_pq")
+    assert sorted((r.item_id, r._cdc_op) for r in parquet.collect()) == [(6, "I"), (7, "I")]
+    reasons = {(r.model_name, file_name(r.file_path)): r.reason for r in spark.sql(
+        f"select model_name, file_path, reason from {schema}_silver.cdc_quarantine").collect()}
+    assert sorted(reasons) == [("slv_hostile__items", "20250101-000001000.csv"),
+                               ("slv_hostile__items_nh", "20250101-000002000.csv")], reasons
+    assert reasons["slv_hostile__items", "20250101-000001000.csv"] == (
+        "unknown_op: null (no Op field: CDC files written with CdcInsertsOnly=true and "
+        "IncludeOpForFullLoad=false have none; if so, set cdc_op: absent on the source)"), reasons
+    refused = reasons["slv_hostile__items_nh", "20250101-000002000.csv"]
+    expected = "field_count: the file's rows have 10 fields; the source declares 9"
+    assert refused.startswith(expected), refused
+    assert "if the CDC files have Op, set cdc_op: included on the source" in refused, refused
+
+
 def test_dms_layouts_segment_prefixed_full_load_and_date_folders(spark, project_copy, tmp_path):
     """DMS's parallel full load may name its files SEGMENT<n>_LOAD...: they
     are full-load files (phase 0, no change sequence), not CDC files whose
