@@ -66,6 +66,12 @@ class Landed:
     full_load_values: dict[str, list[str | None]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # declared by a schema block
     full_load_op: str = "included"
+    cdc_op: str = "included"
+
+    def op_absent(self, full_load: bool) -> None:
+        """A file of this kind has no Op (IncludeOpForFullLoad=false for a
+        full-load file; CdcInsertsOnly for a CDC file)."""
+        setattr(self, "full_load_op" if full_load else "cdc_op", "absent")
 
 
 def _files(folder: Path) -> list[Path]:
@@ -116,8 +122,8 @@ def _read_csv(files: list[Path], given: list[str] | None) -> Landed:
             header, body = rows[0], rows[1:]
             if not landed.columns:
                 landed.columns = [c for c in header if c not in meta]
-                if is_load and header[0] != "Op":
-                    landed.full_load_op = "absent"
+            if header[0] != "Op":
+                landed.op_absent(is_load)
             missing = [c for c in landed.columns if c not in header]
             if missing and header[-len(missing):] != missing:
                 raise AddTableError(f"{path}: header {header} lacks {missing}")
@@ -131,8 +137,8 @@ def _read_csv(files: list[Path], given: list[str] | None) -> Landed:
                 raise AddTableError(
                     f"{path}: rows have {len(body[0])} fields, --columns names {len(given)}; "
                     "DMS writes 2 or 3 header fields (Op, timestamp, sequence) before them")
-            if is_load and n_meta == 2:
-                landed.full_load_op = "absent"
+            if n_meta == 2:
+                landed.op_absent(is_load)
             header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ"][3 - n_meta:] + given
         records = [dict(zip(header, row, strict=False)) for row in body]
         for record in records:
@@ -151,8 +157,8 @@ def _read_parquet(files: list[Path]) -> Landed:
         table = pq.read_table(path)
         if not landed.columns:
             landed.columns = [n for n in table.column_names if n not in META_COLUMNS["parquet"]]
-            if _is_full_load(path) and "Op" not in table.column_names:
-                landed.full_load_op = "absent"
+        if "Op" not in table.column_names:
+            landed.op_absent(_is_full_load(path))
         _collect(table.slice(0, SAMPLE_ROWS).to_pylist(), landed.columns, landed,
                  _is_full_load(path))
     return landed
@@ -339,8 +345,9 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
         raise AddTableError(f"{source}.{table} already exists in {source_yaml}: pass --force "
                             "to write it again")
     external: dict[str, Any] = {"location": location, "header": landed.header}
-    if landed.full_load_op == "absent":
-        external["full_load_op"] = "absent"
+    for setting in ("full_load_op", "cdc_op"):
+        if getattr(landed, setting) == "absent":
+            external[setting] = "absent"
     entry["tables"] = [t for t in entry["tables"] if t["name"] != table] + [{
         "name": table,
         "description": f"The `{table}` table of `{system}`, one row per "

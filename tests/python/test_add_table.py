@@ -167,6 +167,31 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
     assert table["meta"]["external"] == {"location": "crm/visit", "header": False,
                                          "full_load_op": "absent"}
 
+    # a header's Op is looked for in every file, whichever sorts first: the
+    # CDC file (with Op) sorts before the full-load file (without)
+    calls = landing / "crm" / "call"
+    _write(calls, "LOAD00000001.csv", [["2025-01-01 00:00:00", "", "1", "a"]],
+           header=["dms_commit_ts", "AR_H_CHANGE_SEQ", "call_id", "topic"])
+    _write(calls, "20250102-000000000.csv",
+           [["U", "2025-01-02 00:00:00", "20250102000000000000000000000000001", "1", "b"]],
+           header=["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "call_id", "topic"])
+    written = add_table(calls, project_dir=project, landing_root=landing)
+    call = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"][1]
+    assert (call["meta"]["external"].get("full_load_op"),
+            call["meta"]["external"].get("cdc_op")) == ("absent", None), call
+    # CdcInsertsOnly: headerless CDC files without Op
+    clicks = landing / "crm" / "click"
+    _write(clicks, "LOAD00000001.csv", [["I", "2025-01-01 00:00:00", "", "1", "home"]],
+           header=None)
+    _write(clicks, "20250102-000000000.csv",
+           [["2025-01-02 00:00:00", "20250102000000000000000000000000001", "2", "cart"]],
+           header=None)
+    written = add_table(clicks, project_dir=project, landing_root=landing,
+                        columns=["click_id", "page"])
+    click = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"][2]
+    assert (click["meta"]["external"].get("full_load_op"),
+            click["meta"]["external"].get("cdc_op")) == (None, "absent"), click
+
     items = landing / "shop" / "item"
     items.mkdir(parents=True)
     ddl = json.dumps({"ddl": "ALTER TABLE item ADD COLUMN y int", "tableChanges": []})
