@@ -100,7 +100,8 @@
 {% endmacro %}
 
 {#- The common tail: Op and commit time in the DMS form, file columns. -#}
-{% macro _bronze_op_expr(cfg, phase_expr, op) %}
+{#- `op_in_file`: SQL, true where the row's file has an Op column (DMS) -#}
+{% macro _bronze_op_expr(cfg, phase_expr, op, op_in_file='true') %}
     {%- if cfg['format'] == 'debezium' -%}
         {#- c (create) and r (snapshot read) insert; __deleted marks a
             rewritten delete; t truncates the table; anything else stays as written and is
@@ -115,10 +116,14 @@
         end
     {%- else -%}
         {#- without Op (full_load_op / cdc_op absent) a row is an insert; a
-            file that has one anyway keeps it (CDC files) -#}
+            CDC file that has an Op column anyway keeps it, an empty one too
+            (quarantined as unknown) -#}
         case
             when {{ phase_expr }} = 0 then {{ "'I'" if cfg['full_load_op'] == 'absent' else 'coalesce(' ~ op ~ ", 'I')" }}
-            else {{ 'coalesce(' ~ op ~ ", 'I')" if cfg['cdc_op'] == 'absent' else op }}
+            {%- if cfg['cdc_op'] == 'absent' %}
+            when not ({{ op_in_file }}) then 'I'
+            {%- endif %}
+            else {{ op }}
         end
     {%- endif -%}
 {% endmacro %}
@@ -312,7 +317,7 @@
 
     select
         phase as _cdc_phase,
-        {{ _bronze_op_expr(cfg, 'phase', '`_f_1`') }} as _cdc_op,
+        {{ _bronze_op_expr(cfg, 'phase', '`_f_1`', '`_p_1` >= 0') }} as _cdc_op,
         `_f_2` as _cdc_commit_ts,
         `_f_3` as _cdc_change_seq,
         file as _cdc_file,
@@ -571,7 +576,8 @@
     {%- set phase_expr = 'case when file_name rlike ' ~ sql_string(cfg['load_pattern']) ~ ' then 0 else 1 end' %}
     select
         {{ phase_expr }} as _cdc_phase,
-        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(names[0] | lower) ~ "]") }} as _cdc_op,
+        {{ _bronze_op_expr(cfg, phase_expr, "fields[" ~ sql_string(names[0] | lower) ~ "]",
+                           "map_contains_key(fields, " ~ sql_string(names[0] | lower) ~ ")") }} as _cdc_op,
         fields[{{ sql_string(names[1] | lower) }}] as _cdc_commit_ts,
         fields[{{ sql_string(names[2] | lower) }}] as _cdc_change_seq,
         file as _cdc_file,

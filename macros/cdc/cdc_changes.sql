@@ -154,12 +154,10 @@
             case when _cdc_phase = 0 and _cdc_op not in ('{{ operations | join("', '") }}')
                 then concat('unknown_op: ', _cdc_op, {{ sql_string(_cdc_header_hint(external, 'full_load_op')) }}) end,
             {%- endif %}
-            {%- if external['format'] != 'debezium' and external['cdc_op'] == 'included' %}
             {#- a CDC row without Op: CdcInsertsOnly's files have none -#}
-            case when _cdc_phase = 1 and _cdc_op is null
-                then {{ sql_string('unknown_op: null' ~ _cdc_header_hint(external, 'cdc_op')) }} end,
-            {%- endif %}
-            {{ _cdc_reject_reason(key_columns, '_cdc_op', operations, [], keyless="_cdc_op <=> 'T'", blank_is_missing=true) }},
+            {{ _cdc_reject_reason(key_columns, '_cdc_op', operations, [], keyless="_cdc_op <=> 'T'", blank_is_missing=true,
+                                  null_op_hint=_cdc_header_hint(external, 'cdc_op')
+                                      if external['format'] != 'debezium' and external['cdc_op'] == 'included') }},
             case
                 when _cdc_commit_ts is null or trim(_cdc_commit_ts) = ''
                     then {{ sql_string('missing_sequence: commit timestamp' ~ _cdc_header_hint(external, 'timestamp_column')) }}

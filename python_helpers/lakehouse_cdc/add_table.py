@@ -137,9 +137,13 @@ def _read_csv(files: list[Path], given: list[str] | None) -> Landed:
                 raise AddTableError(
                     f"{path}: rows have {len(body[0])} fields, --columns names {len(given)}; "
                     "DMS writes 2 or 3 header fields (Op, timestamp, sequence) before them")
-            if n_meta == 2:
+            # two header fields: no Op, or an Op and a file written before
+            # the last column was added (its first field tells)
+            older = n_meta == 2 and body[0][0] in ("I", "U", "D")
+            if n_meta == 2 and not older:
                 landed.op_absent(is_load)
-            header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ"][3 - n_meta:] + given
+            header = (["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ"] + given[:-1] if older
+                      else ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ"][3 - n_meta:] + given)
         records = [dict(zip(header, row, strict=False)) for row in body]
         for record in records:
             for key, value in record.items():

@@ -186,9 +186,22 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
     _write(clicks, "20250102-000000000.csv",
            [["2025-01-02 00:00:00", "20250102000000000000000000000000001", "2", "cart"]],
            header=None)
+    # a file with Op written before the source added its last column: not "no Op"
+    older = landing / "crm" / "older"
+    _write(older, "LOAD00000001.csv", [["I", "2025-01-01 00:00:00", "", "1"]], header=None)
+    _write(older, "20250102-000000000.csv",
+           [["U", "2025-01-02 00:00:00", "20250102000000000000000000000000001", "1", "cart"]],
+           header=None)
+    written = add_table(older, project_dir=project, landing_root=landing,
+                        columns=["click_id", "page"])
+    kept = {t["name"]: t for t in yaml.safe_load(
+        written.source_yaml.read_text())["sources"][0]["tables"]}["older"]
+    assert "full_load_op" not in kept["meta"]["external"], kept
+    assert "cdc_op" not in kept["meta"]["external"], kept
     written = add_table(clicks, project_dir=project, landing_root=landing,
                         columns=["click_id", "page"])
-    click = yaml.safe_load(written.source_yaml.read_text())["sources"][0]["tables"][2]
+    click = {t["name"]: t for t in yaml.safe_load(
+        written.source_yaml.read_text())["sources"][0]["tables"]}["click"]
     assert (click["meta"]["external"].get("full_load_op"),
             click["meta"]["external"].get("cdc_op")) == (None, "absent"), click
 

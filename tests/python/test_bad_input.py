@@ -1173,6 +1173,9 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
              "seen_at": "us", "active": "bool"}
     _parquet(landing / "items_pq" / "20250101-000001000.parquet",
              [c.change("I", 6), c.change("I", 7)], typed, drop=("Op",))
+    # a file with an Op column keeps it: an empty one is not taken for an insert
+    with_empty_op = [c.change("U", 6, name="six"), c.change(None, 8, outcome="quarantined")]
+    _parquet(landing / "items_pq" / "20250101-000002000.parquet", with_empty_op, typed)
     build(project, tmp_path, schema)
 
     table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
@@ -1180,11 +1183,14 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
     assert rows == {1: "n", 2: "n", 3: "n", 4: "four"}, rows
     assert spark.table(f"{schema}_silver.slv_hostile__items").count() == 0
     parquet = spark.table(f"{schema}_silver.slv_hostile__items_pq")
-    assert sorted((r.item_id, r._cdc_op) for r in parquet.collect()) == [(6, "I"), (7, "I")]
+    assert sorted((r.item_id, r.name, r._cdc_op) for r in parquet.collect()) == [
+        (6, "six", "U"), (7, "n", "I")]
     reasons = {(r.model_name, file_name(r.file_path)): r.reason for r in spark.sql(
         f"select model_name, file_path, reason from {schema}_silver.cdc_quarantine").collect()}
     assert sorted(reasons) == [("slv_hostile__items", "20250101-000001000.csv"),
-                               ("slv_hostile__items_nh", "20250101-000002000.csv")], reasons
+                               ("slv_hostile__items_nh", "20250101-000002000.csv"),
+                               ("slv_hostile__items_pq", "20250101-000002000.parquet")], reasons
+    assert reasons["slv_hostile__items_pq", "20250101-000002000.parquet"] == "unknown_op: null"
     assert reasons["slv_hostile__items", "20250101-000001000.csv"] == (
         "unknown_op: null (no Op field: CDC files written with CdcInsertsOnly=true and "
         "IncludeOpForFullLoad=false have none; if so, set cdc_op: absent on the source)"), reasons
