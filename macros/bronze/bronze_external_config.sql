@@ -13,8 +13,8 @@
     header            CSV only: true when the files start with a header row
                       (DMS AddColumnName=true); false (the DMS default) when
                       they do not, and then the fields are, in order: the Op
-                      column (CDC files; full-load files only with
-                      full_load_op: included), timestamp_column,
+                      column (CDC files unless cdc_op: absent; full-load
+                      files only with full_load_op: included), timestamp_column,
                       sequence_column, then the YAML columns in file order
     full_load_op      DMS: included when full-load files carry Op
                       (IncludeOpForFullLoad=true), else absent
