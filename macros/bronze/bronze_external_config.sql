@@ -24,6 +24,10 @@
     schema_evolution  true: files may lack columns the YAML declares (older
                       files before a column was added; read as NULL); false:
                       such a file's rows are quarantined
+    files_removed     fail (the default): a model's run fails when files it
+                      read in earlier runs are gone from the location (DMS
+                      deletes a table's files on a source TRUNCATE); ignore:
+                      files leave on purpose (a lifecycle rule, archiving)
     file_pattern      regex on the file name: what is a data file; any other
                       file under the location (checksums, markers, temporary
                       names) is ignored and counted as ignored
@@ -48,6 +52,7 @@
         'sequence_column': 'AR_H_CHANGE_SEQ',
         'full_load_op': 'included',
         'cdc_op': 'included',
+        'files_removed': 'fail',
         'load_pattern': '^(SEGMENT[0-9]+_)?LOAD',
         'null_value': 'NULL',
         'options': {},
@@ -89,6 +94,11 @@
         {%- do exceptions.raise_compiler_error(where ~ "cdc_op is '" ~ merged['cdc_op']
             ~ "'; set it to 'included' (DMS's default) or 'absent' (CdcInsertsOnly=true with "
             ~ "IncludeOpForFullLoad=false: CDC files without Op, every row an insert)") -%}
+    {%- endif -%}
+    {%- if merged['files_removed'] not in ('fail', 'ignore') -%}
+        {%- do exceptions.raise_compiler_error(where ~ "files_removed is '" ~ merged['files_removed']
+            ~ "'; set it to 'fail' (the default: a run fails when files it read are gone, as after a DMS "
+            ~ "truncate) or 'ignore' (files leave on purpose)") -%}
     {%- endif -%}
     {%- if not merged['file_pattern'] -%}
         {%- do exceptions.raise_compiler_error(where ~ "file_pattern is empty; set a regex on file names, "

@@ -30,6 +30,13 @@
     {%- set cfg = bronze_external_config(node) -%}
     {%- set files = this.identifier ~ '__cdc_files' -%}
     {%- set listing = _cdc_run_listing_state(model.name) -%}
+    {#- files it read before that are gone (a DMS truncate): fail before
+        anything, even when nothing new landed (_cdc_gone_sql) -#}
+    {%- if incremental and listing['gone'] -%}
+        {%- set gone = run_query('select files_gone, to_json(examples) from global_temp.'
+                                 ~ _cdc_run_gone_name(model.name)).rows[0] -%}
+        {%- do _cdc_files_gone_error(model.name, gone[0], fromjson(gone[1])) -%}
+    {%- endif -%}
     {#- the hook listed this run's files, and for this model those it needs:
         the unlogged ones of an incremental run, every one of a first run
         or full refresh (a run the hook foresaw otherwise lists itself) -#}
@@ -68,6 +75,12 @@
             from ({{ _cdc_listing_sql([(model, node)], incremental, check=true) }}) as listed
         {%- endset -%}
         {%- do run_query(query) -%}
+        {%- set gone = _cdc_gone_sql([(model, node)]) if incremental else none -%}
+        {%- set gone = run_query('select files_gone, to_json(examples) from (' ~ gone ~ ')').rows if gone else [] -%}
+        {%- if gone -%}
+            {%- do run_query('drop view if exists ' ~ files) -%}
+            {%- do _cdc_files_gone_error(model.name, gone[0][0], fromjson(gone[0][1])) -%}
+        {%- endif -%}
         {%- set rows = run_query('select file_path, is_data, file_size from ' ~ files).rows -%}
         {%- if incremental and rows | length == 0 -%}
             {%- do run_query('drop view if exists ' ~ files) -%}
@@ -139,34 +152,43 @@
     {{ return(_cdc_run_files_prefix() ~ ('all_' if all else 'new_') ~ local_md5(model_name)[:16]) }}
 {% endmacro %}
 
+{#- The view of `model_name`'s files gone since it read them
+    (files_gone, examples: _cdc_gone_sql), made only when there are any -#}
+{% macro _cdc_run_gone_name(model_name) %}
+    {{ return(_cdc_run_files_prefix() ~ 'gone_' ~ local_md5(model_name)[:16]) }}
+{% endmacro %}
+
 {% macro _cdc_run_files_prefix() %}
     {{ return('cdc_run_files_' ~ invocation_id | replace('-', '_') ~ '_') }}
 {% endmacro %}
 
 {#- Whether the hook listed this run's files, and whether it left a view
     of `model_name`'s unlogged files (`new`) or of all of them (`all`),
-    in one statement: {'exists', 'new', 'all'} -#}
+    and whether files it read before are gone (`gone`, _cdc_run_gone_name),
+    in one statement: {'exists', 'new', 'all', 'gone'} -#}
 {% macro _cdc_run_listing_state(model_name=none) %}
     {%- set names = [_cdc_run_models_name()]
-                    + ([_cdc_run_files_name(model_name), _cdc_run_files_name(model_name, true)] if model_name else []) -%}
+                    + ([_cdc_run_files_name(model_name), _cdc_run_files_name(model_name, true),
+                        _cdc_run_gone_name(model_name)] if model_name else []) -%}
     {%- set views = run_query('show views in global_temp like ' ~ sql_string(names | join('|'))).columns[1].values()
                     | map('lower') | list -%}
     {{ return({'exists': names[0] | lower in views,
                'new': model_name is not none and names[1] | lower in views,
-               'all': model_name is not none and names[2] | lower in views}) }}
+               'all': model_name is not none and names[2] | lower in views,
+               'gone': model_name is not none and names[3] | lower in views}) }}
 {% endmacro %}
 
 {#- The files under the sources of (model, source node) pairs, one row per
     pair and file: model_name, source_id, file_path, file_modified_at,
-    file_size, is_data (the source's file_pattern) and logged (in the
-    model's cdc_file_log with that modification time; only such rows are
-    left out when `unlogged_only`). Not by size: an erasure (lakehouse
+    file_size, is_data (the source's file_pattern), is_load (its
+    load_pattern) and logged (in the model's cdc_file_log with that
+    modification time; only such rows are left out when `unlogged_only`;
+    null without `with_log`). Not by size: an erasure (lakehouse
     erase) rewrites a landed file without the subject's rows and keeps its
     time, so that it is not read again. `check`: fail, naming the fix, when a
     source's file listing was not staged. -#}
-{% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false, landing=none) %}
+{% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false, landing=none, with_log=true) %}
     {%- set branches = [landing] if landing else [] -%}
-    {%- set logs = {} -%}
     {%- for pair_model, node in pairs -%}
         {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
         {%- if check and not _cdc_table_exists(node.schema, (node.identifier or node.name) ~ '__files') -%}
@@ -181,19 +203,16 @@
                     _metadata.file_path as file_path,
                     _metadata.file_modification_time as file_modified_at,
                     _metadata.file_size as file_size,
-                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['file_pattern']) }} as is_data
+                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['file_pattern']) }} as is_data,
+                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['load_pattern']) }} as is_load
                 from {{ listing }}
         {%- endset -%}
         {%- if not landing and branch not in branches -%}{%- do branches.append(branch) -%}{%- endif -%}
-        {#- each schema's file log read once, for all its models -#}
-        {%- set log_relation = adapter.get_relation(database=none, schema=pair_model.schema, identifier='cdc_file_log') -%}
-        {%- if log_relation is not none -%}
-            {%- do logs.setdefault(log_relation | string, []).append(sql_string(pair_model.name)) -%}
-        {%- endif -%}
     {%- endfor -%}
     {#- the pairs and the logged files are small: broadcast (measured: 0.65-0.7 s against 0.8-1.0 s
         for the sample's ten models) #}
-    select /*+ broadcast(p), broadcast(l) */ p.model_name, f.*, l.file_path is not null as logged
+    select /*+ broadcast(p), broadcast(l) */ p.model_name, f.*,
+        {{ 'l.file_path is not null' if with_log else 'cast(null as boolean)' }} as logged
     from ({{ branches | join('\n    union all\n') }}) as f
     {#- (a left join: a file of the landing scan that no source's location
         holds keeps a null model_name, which _cdc_list_run_files checks) #}
@@ -204,23 +223,93 @@
         {%- endfor %}
     ) as p
         on f.source_id = p.source_id
+    {%- if with_log %}
     left join (
-        select distinct model_name, file_path, file_modified_at from (
-            {%- for relation, names in logs.items() %}
-            select model_name, file_path, file_modified_at from {{ relation }}
-            where model_name in ({{ names | unique | join(', ') }})
-            {{- '\n            union all' if not loop.last }}
-            {%- else %}
-            select cast(null as string) as model_name, cast(null as string) as file_path,
-                cast(null as timestamp) as file_modified_at
-            where false
-            {%- endfor %}
-        ) as logged
+        select distinct model_name, file_path, file_modified_at
+        from ({{ _cdc_logged_files_sql(pairs | map(attribute=0) | list) }}) as logged
     ) as l
         on l.model_name = p.model_name and l.file_path = f.file_path and l.file_modified_at = f.file_modified_at
+    {%- endif %}
     {%- if unlogged_only %}
     where l.file_path is null
     {%- endif %}
+{% endmacro %}
+
+{#- The file log rows (model_name, file_path, file_modified_at, status)
+    of `models`, each schema's cdc_file_log read once for all its models -#}
+{% macro _cdc_logged_files_sql(models) %}
+    {%- set logs = {} -%}
+    {%- for log_model in models -%}
+        {%- set log_relation = adapter.get_relation(database=none, schema=log_model.schema, identifier='cdc_file_log') -%}
+        {%- if log_relation is not none -%}
+            {%- do logs.setdefault(log_relation | string, []).append(sql_string(log_model.name)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for relation, names in logs.items() %}
+            select model_name, file_path, file_modified_at, status from {{ relation }}
+            where model_name in ({{ names | unique | join(', ') }})
+            {{- '\n            union all' if not loop.last }}
+    {%- else %}
+            select cast(null as string) as model_name, cast(null as string) as file_path,
+                cast(null as timestamp) as file_modified_at, cast(null as string) as status
+            where false
+    {%- endfor %}
+{% endmacro %}
+
+{#- The data files the models of `pairs` (model, source node) read in
+    earlier runs that are no longer under their sources' locations, by
+    path (a CDC file landed again with another time is still there), and
+    the full-load files landed again with another time than the last one
+    read (a reload): a row per model that has any, with files_gone (their
+    number) and examples (the first three paths). A DMS source TRUNCATE
+    deletes the table's files (HandleSourceTableTruncated), a reload
+    writes the full-load files again, and either way the table would keep
+    rows the source no longer has, silently: the model's run fails instead
+    (_cdc_files_gone_error). Models with a source set to files_removed:
+    ignore (files leave on purpose: a lifecycle rule, archiving) and those
+    of `skip` (a first run or full refresh: their log is dropped) are not
+    checked; none left: none. `landing` as for _cdc_listing_sql. -#}
+{% macro _cdc_gone_sql(pairs, landing=none, skip=[]) %}
+    {%- set unchecked = [] -%}
+    {%- for pair_model, node in pairs if bronze_external_config(node)['files_removed'] == 'ignore' -%}
+        {%- do unchecked.append(pair_model.name) -%}
+    {%- endfor -%}
+    {%- set checked = [] -%}
+    {%- for pair_model, node in pairs if pair_model.name not in unchecked + skip
+                                        and pair_model.name not in checked | map(attribute='name') | list -%}
+        {%- do checked.append(pair_model) -%}
+    {%- endfor -%}
+    {%- if not checked -%}{{ return(none) }}{%- endif -%}
+    {%- set query -%}
+        select /*+ broadcast(listed) */ logged.model_name, count(*) as files_gone,
+            slice(sort_array(collect_list(logged.file_path)), 1, 3) as examples
+        from (
+            select model_name, file_path, max(file_modified_at) as last_read
+            from ({{ _cdc_logged_files_sql(checked) }}) as logs
+            where coalesce(status, '') <> 'ignored'
+            group by model_name, file_path
+        ) as logged
+        left anti join ({{ _cdc_listing_sql(pairs, landing=landing, with_log=false) }}) as listed
+            on listed.model_name = logged.model_name and listed.file_path = logged.file_path
+                and (not listed.is_load or listed.file_modified_at = logged.last_read)
+        group by logged.model_name
+    {%- endset -%}
+    {{ return(query) }}
+{% endmacro %}
+
+{#- Fails the run of `model_name`, whose earlier files are gone
+    (_cdc_gone_sql's files_gone and examples), naming both ways out -#}
+{% macro _cdc_files_gone_error(model_name, files_gone, examples) %}
+    {%- do exceptions.raise_compiler_error("model '" ~ model_name ~ "': " ~ files_gone ~ " file(s) it read in earlier "
+        ~ "runs are gone from its source's location, or are full-load files landed again (" ~ examples | join(', ')
+        ~ (', ...' if files_gone > examples | length else '') ~ "). Nothing was applied. AWS DMS deletes a "
+        ~ "table's files when the source table is truncated (HandleSourceTableTruncated) and writes its "
+        ~ "full-load files again when the table is reloaded; the table would keep rows the source no longer "
+        ~ "has. To mirror what the files hold now (also after moving the source's location), rebuild from them: "
+        ~ "`dbt build --full-refresh -s " ~ model_name ~ "+`; its kept changes and the SCD2 history built from "
+        ~ "them are rebuilt from those files too, so versions only the gone files held are lost (copy those "
+        ~ "tables first to keep them). If files leave the folder on purpose "
+        ~ "(a lifecycle rule, archiving), set `files_removed: ignore` in the source's meta.external.") -%}
 {% endmacro %}
 
 {#- Whether `schema`.`identifier` exists, by its name only. Not dbt's
@@ -285,6 +374,13 @@
             {%- do run_query('create or replace global temporary view ' ~ _cdc_run_files_name(name, name in full)
                              ~ ' as ' ~ _cdc_listed_values(found['listed'].get(name, []), sourced=true)) -%}
         {%- endif -%}
+        {%- if name in found['gone'] -%}
+            {%- set examples = [] -%}
+            {%- for path in found['gone'][name]['examples'] -%}{%- do examples.append(sql_string(path)) -%}{%- endfor -%}
+            {%- do run_query('create or replace global temporary view ' ~ _cdc_run_gone_name(name) ~ ' as select '
+                             ~ found['gone'][name]['files_gone'] ~ 'L as files_gone, array('
+                             ~ examples | join(', ') ~ ') as examples') -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- do run_query('create or replace global temporary view ' ~ _cdc_run_models_name() ~ ' as '
                      ~ 'select * from values ' ~ names | join(', ') ~ ' as models(model_name)') -%}
@@ -309,30 +405,42 @@
     number and the XOR of their hashes, which grows with no file's count and
     needs no sort; 'listed': model name -> its files as lists of text
     (source_id, path, modification time in microseconds, size, is_data,
-    logged): the unlogged ones, or all of them for the models of `full`}. -#}
+    logged): the unlogged ones, or all of them for the models of `full`;
+    'gone': model name -> {files_gone, examples} for the models whose
+    earlier files are gone (_cdc_gone_sql)}. -#}
 {% macro _cdc_collect_run_listing(pairs, landing, full) %}
     {%- set names = [] -%}
     {%- for name in full -%}{%- do names.append(sql_string(name)) -%}{%- endfor -%}
     {%- set wanted = 'not logged' ~ (' or model_name in (' ~ names | join(', ') ~ ')' if names else '') -%}
+    {%- set gone = _cdc_gone_sql(pairs, landing, skip=full) -%}
     {%- set query -%}
         select model_name, source_id, count_if(not logged) > 0 as has_new,
             concat_ws(':', cast(count(*) as string),
                       cast(bit_xor(xxhash64(file_path, unix_micros(file_modified_at), file_size)) as string)) as files,
             to_json(collect_list(case when {{ wanted }} then array(
                 source_id, file_path, cast(unix_micros(file_modified_at) as string), cast(file_size as string),
-                cast(is_data as string), cast(logged as string)) end)) as listed
+                cast(is_data as string), cast(logged as string)) end)) as listed,
+            cast(null as string) as gone
         from ({{ _cdc_listing_sql(pairs, landing=landing) }}) as listed
         group by model_name, source_id
+        {%- if gone %}
+        union all
+        select model_name, cast(null as string), false, cast(null as string), '[]',
+            to_json(named_struct('files_gone', files_gone, 'examples', examples))
+        from ({{ gone }}) as gone
+        {%- endif %}
     {%- endset -%}
-    {%- set found = {'models': [], 'files': {}, 'listed': {}} -%}
+    {%- set found = {'models': [], 'files': {}, 'listed': {}, 'gone': {}} -%}
     {%- for row in run_query(query) -%}
-        {%- if row['has_new'] and row['model_name'] not in found['models'] -%}
+        {%- if row['gone'] is not none -%}
+            {%- do found['gone'].update({row['model_name']: fromjson(row['gone'])}) -%}
+        {%- elif row['has_new'] and row['model_name'] not in found['models'] -%}
             {%- do found['models'].append(row['model_name']) -%}
         {%- endif -%}
-        {%- if row['source_id'] is not none -%}
+        {%- if row['gone'] is none and row['source_id'] is not none -%}
             {%- do found['files'].update({row['source_id']: row['files']}) -%}
         {%- endif -%}
-        {%- if row['model_name'] is not none -%}
+        {%- if row['gone'] is none and row['model_name'] is not none -%}
             {%- do found['listed'].setdefault(row['model_name'], []).extend(fromjson(row['listed'])) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -349,7 +457,7 @@
     Each file goes to the sources whose location holds it, by the prefix
     of its path (`file:` and the location, for a local one). Returns the SQL
     of the files (source_id, file_path, file_modified_at, file_size,
-    is_data), or none when a location is relative, holds a character that a
+    is_data, is_load), or none when a location is relative, holds a character that a
     path URI or a glob would rewrite (only letters, digits and `._=-` in
     its names), sits inside another, or the locations are not on one file
     system: the run then scans each source. A file the prefixes do not
@@ -388,7 +496,8 @@
         {%- for node in held -%}
             {%- do sources.append('(' ~ sql_string(node.unique_id) ~ ', '
                                   ~ sql_string(('file:' if path.startswith('/') else '') ~ path ~ '/') ~ ', '
-                                  ~ sql_string(bronze_external_config(node)['file_pattern']) ~ ')') -%}
+                                  ~ sql_string(bronze_external_config(node)['file_pattern']) ~ ', '
+                                  ~ sql_string(bronze_external_config(node)['load_pattern']) ~ ')') -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- set query -%}
@@ -397,7 +506,8 @@
                     f.file_path,
                     f.file_modified_at,
                     f.file_size,
-                    f.file_name rlike s.file_pattern as is_data
+                    f.file_name rlike s.file_pattern as is_data,
+                    f.file_name rlike s.load_pattern as is_load
                 from (
                     select distinct
                         _metadata.file_path as file_path,
@@ -407,7 +517,7 @@
                     from {{ table }}
                 ) as f
                 left join (
-                    select * from values {{ sources | join(', ') }} as sources(source_id, prefix, file_pattern)
+                    select * from values {{ sources | join(', ') }} as sources(source_id, prefix, file_pattern, load_pattern)
                 ) as s
                     on startswith(f.file_path, s.prefix)
     {%- endset -%}

@@ -1142,7 +1142,8 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
     """DMS with CdcInsertsOnly=true and IncludeOpForFullLoad=false writes CDC
     files without Op: with `cdc_op: absent` every such row is an insert; a
     headerless file that has Op then is refused by its field count, naming
-    the setting (CSV without a header, and Parquet). A source left at the
+    the setting (CSV without a header, and Parquet, whose full-load file
+    has no Op either: `full_load_op: absent`). A source left at the
     default quarantines a CDC row without Op as unknown_op, the reason
     naming `cdc_op: absent`."""
     project = _one_table_project(project_copy, MODEL_SQL % "items_nh", table="items_nh")
@@ -1152,7 +1153,8 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
     sources = hostile / "_hostile__sources.yml"
     sources.write_text(sources.read_text().replace(
         "location: hostile/items_nh, header: false}", "location: hostile/items_nh, header: false, "
-        "cdc_op: absent}").replace("format: parquet}", "format: parquet, cdc_op: absent}"))
+        "cdc_op: absent}").replace("format: parquet}",
+                                   "format: parquet, cdc_op: absent, full_load_op: absent}"))
     landing = tmp_path / "landing" / "hostile"
     schema = "t_inserts_only_" + os.urandom(3).hex()
     c = Corpus()
@@ -1171,6 +1173,8 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
          [CorpusFile("20250101-000001000.csv", lines(HEADER[1:], no_op), no_op)])
     typed = {"item_id": "int64", "price": "decimal", "qty": "int32", "born": "date",
              "seen_at": "us", "active": "bool"}
+    _parquet(landing / "items_pq" / "LOAD00000001.parquet", [c.change("I", 9, load=True)], typed,
+             drop=("Op",))
     _parquet(landing / "items_pq" / "20250101-000001000.parquet",
              [c.change("I", 6), c.change("I", 7)], typed, drop=("Op",))
     # a file with an Op column keeps it: an empty one is not taken for an insert
@@ -1184,7 +1188,7 @@ def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
     assert spark.table(f"{schema}_silver.slv_hostile__items").count() == 0
     parquet = spark.table(f"{schema}_silver.slv_hostile__items_pq")
     assert sorted((r.item_id, r.name, r._cdc_op) for r in parquet.collect()) == [
-        (6, "six", "U"), (7, "n", "I")]
+        (6, "six", "U"), (7, "n", "I"), (9, "n", "I")]
     reasons = {(r.model_name, file_name(r.file_path)): r.reason for r in spark.sql(
         f"select model_name, file_path, reason from {schema}_silver.cdc_quarantine").collect()}
     assert sorted(reasons) == [("slv_hostile__items", "20250101-000001000.csv"),
@@ -1355,6 +1359,95 @@ def test_a_tie_with_a_delete_across_runs_fails_the_run_and_a_redelivered_delete_
                for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()}
         assert log == {"20250101-000001000.csv": (2, 2),
                        "20250101-000004000.csv": (0, 4)}, (mode, log)
+
+
+def test_files_gone_after_a_dms_truncate_fail_the_run_until_rebuilt(spark, project_copy, tmp_path):
+    """A DMS source TRUNCATE deletes the table's files
+    (HandleSourceTableTruncated) and writes no row for it: files the model
+    read are gone from its folder. Its run fails naming them and both ways
+    out, with nothing applied, whether new files landed or not, and with
+    or without the hook's run listing; a `--full-refresh` then mirrors what
+    the folder holds. A CDC file landed again with another time is not
+    gone; a full-load file landed again is a reload, refused the same way. A
+    source set to `files_removed: ignore` (files expired by a lifecycle
+    rule) goes on."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_files_gone_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    model = "slv_hostile__items"
+    c = Corpus()
+    load = [c.change("I", 1, name="one", load=True), c.change("I", 2, name="two", load=True)]
+    cdc = [c.change("U", 2, name="two-u"), c.change("I", 3, name="three")]
+    land(folder, [CorpusFile("LOAD00000001.csv", lines(HEADER, load), load),
+                  CorpusFile("20250101-000001000.csv", lines(HEADER, cdc), cdc)])
+    build(project, tmp_path, schema, model)
+
+    def state() -> list:
+        return sorted((r.item_id, r.name) for r in spark.table(table).collect())
+
+    def logged() -> list:
+        log = spark.sql(f"select file_path from {schema}_silver.cdc_file_log").collect()
+        return sorted(r.file_path.rsplit("/", 1)[-1] for r in log)
+
+    before = [(1, "one"), (2, "two-u"), (3, "three")]
+    assert state() == before
+    # landed again with another time: read again (superseded), not gone
+    again = time.time() + 60
+    os.utime(folder / "20250101-000001000.csv", (again, again))
+    build(project, tmp_path, schema, model)
+    assert state() == before
+    assert logged() == ["20250101-000001000.csv", "20250101-000001000.csv", "LOAD00000001.csv"]
+    # a full-load file landed again is a reload (the table's files written
+    # anew): refused as well, until the file is as it was read
+    read_at = (folder / "LOAD00000001.csv").stat().st_mtime
+    os.utime(folder / "LOAD00000001.csv", (again, again))
+    build_fails(project, tmp_path, schema, model,
+                ("1 file(s) it read in earlier runs are gone from its source's location, or are "
+                 "full-load files landed again (", "LOAD00000001.csv", "reloaded"))
+    os.utime(folder / "LOAD00000001.csv", (read_at, read_at))
+    build(project, tmp_path, schema, model)
+    assert state() == before
+
+    gone = (f"model '{model}'", "2 file(s) it read in earlier runs are gone from",
+            "LOAD00000001.csv", "Nothing was applied", "HandleSourceTableTruncated",
+            f"`dbt build --full-refresh -s {model}+`", "versions only the gone files held are lost",
+            "`files_removed: ignore`")
+    for name in ("20250101-000001000.csv", "LOAD00000001.csv"):
+        (folder / name).unlink()  # the truncate
+    build_fails(project, tmp_path, schema, model, gone)  # nothing new landed
+    after = [c.change("I", 4, name="four")]
+    land(folder, [CorpusFile("20250102-000001000.csv", lines(HEADER, after), after)])
+    build_fails(project, tmp_path, schema, model, gone)
+    # a project whose hook stages bronze without the run's listing: the
+    # model lists its source itself, and finds the same
+    settings = project / "dbt_project.yml"
+    hooked = settings.read_text()
+    assert '"{{ stage_bronze_sources() }}"' in hooked
+    settings.write_text(hooked.replace('"{{ stage_bronze_sources() }}"',
+                                       "\"{{ stage_bronze_sources(select=['items']) }}\""))
+    build_fails(project, tmp_path, schema, model, gone)
+    settings.write_text(hooked)
+    assert state() == before
+    assert len(logged()) == 3
+
+    run_dbt(["build", "--select", model, "--full-refresh", *NO_ARTIFACTS], project_dir=project,
+            schema=schema, vars={"landing_root": str(tmp_path / "landing")},
+            target_path=tmp_path / "target")
+    assert state() == [(4, "four")]
+    assert logged() == ["20250102-000001000.csv"]
+
+    # files expired on purpose: the source says so, and the runs go on
+    (folder / "20250102-000001000.csv").unlink()
+    later = [c.change("I", 5, name="five")]
+    land(folder, [CorpusFile("20250103-000001000.csv", lines(HEADER, later), later)])
+    build_fails(project, tmp_path, schema, model, (f"model '{model}'", "1 file(s) it read"))
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    sources.write_text(sources.read_text().replace(
+        "{external: {location: hostile/items}}",
+        "{external: {location: hostile/items, files_removed: ignore}}", 1))
+    build(project, tmp_path, schema, model)
+    assert state() == [(4, "four"), (5, "five")]
 
 
 def test_an_added_source_column_named_like_a_model_column_fails_the_run(
