@@ -180,10 +180,10 @@
 
 {#- The files under the sources of (model, source node) pairs, one row per
     pair and file: model_name, source_id, file_path, file_modified_at,
-    file_size, is_data (the source's file_pattern), is_load (its
-    load_pattern) and logged (in the model's cdc_file_log with that
-    modification time; only such rows are left out when `unlogged_only`;
-    null without `with_log`). Not by size: an erasure (lakehouse
+    file_size, is_data (the source's file_pattern) and logged (in the
+    model's cdc_file_log with that modification time; only such rows are
+    left out when `unlogged_only`, which needs `with_log`; null without
+    it). Not by size: an erasure (lakehouse
     erase) rewrites a landed file without the subject's rows and keeps its
     time, so that it is not read again. `check`: fail, naming the fix, when a
     source's file listing was not staged. -#}
@@ -203,15 +203,14 @@
                     _metadata.file_path as file_path,
                     _metadata.file_modification_time as file_modified_at,
                     _metadata.file_size as file_size,
-                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['file_pattern']) }} as is_data,
-                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['load_pattern']) }} as is_load
+                    _metadata.file_name rlike {{ sql_string(bronze_external_config(node)['file_pattern']) }} as is_data
                 from {{ listing }}
         {%- endset -%}
         {%- if not landing and branch not in branches -%}{%- do branches.append(branch) -%}{%- endif -%}
     {%- endfor -%}
     {#- the pairs and the logged files are small: broadcast (measured: 0.65-0.7 s against 0.8-1.0 s
         for the sample's ten models) #}
-    select /*+ broadcast(p), broadcast(l) */ p.model_name, f.*,
+    select /*+ broadcast(p){{ ', broadcast(l)' if with_log }} */ p.model_name, f.*,
         {{ 'l.file_path is not null' if with_log else 'cast(null as boolean)' }} as logged
     from ({{ branches | join('\n    union all\n') }}) as f
     {#- (a left join: a file of the landing scan that no source's location
@@ -258,13 +257,11 @@
 
 {#- The data files the models of `pairs` (model, source node) read in
     earlier runs that are no longer under their sources' locations, by
-    path (a CDC file landed again with another time is still there), and
-    the full-load files landed again with another time than the last one
-    read (a reload): a row per model that has any, with files_gone (their
-    number) and examples (the first three paths). A DMS source TRUNCATE
-    deletes the table's files (HandleSourceTableTruncated), a reload
-    writes the full-load files again, and either way the table would keep
-    rows the source no longer has, silently: the model's run fails instead
+    path (a file landed again with another time is still there): a row per
+    model that has any, with files_gone (their number) and examples (the
+    first three paths). A DMS source TRUNCATE deletes the table's files
+    (HandleSourceTableTruncated), and the table would keep the rows the
+    source no longer has, silently: the model's run fails instead
     (_cdc_files_gone_error). Models with a source set to files_removed:
     ignore (files leave on purpose: a lifecycle rule, archiving) and those
     of `skip` (a first run or full refresh: their log is dropped) are not
@@ -284,14 +281,12 @@
         select /*+ broadcast(listed) */ logged.model_name, count(*) as files_gone,
             slice(sort_array(collect_list(logged.file_path)), 1, 3) as examples
         from (
-            select model_name, file_path, max(file_modified_at) as last_read
+            select distinct model_name, file_path
             from ({{ _cdc_logged_files_sql(checked) }}) as logs
             where coalesce(status, '') <> 'ignored'
-            group by model_name, file_path
         ) as logged
         left anti join ({{ _cdc_listing_sql(pairs, landing=landing, with_log=false) }}) as listed
             on listed.model_name = logged.model_name and listed.file_path = logged.file_path
-                and (not listed.is_load or listed.file_modified_at = logged.last_read)
         group by logged.model_name
     {%- endset -%}
     {{ return(query) }}
@@ -301,15 +296,14 @@
     (_cdc_gone_sql's files_gone and examples), naming both ways out -#}
 {% macro _cdc_files_gone_error(model_name, files_gone, examples) %}
     {%- do exceptions.raise_compiler_error("model '" ~ model_name ~ "': " ~ files_gone ~ " file(s) it read in earlier "
-        ~ "runs are gone from its source's location, or are full-load files landed again (" ~ examples | join(', ')
+        ~ "runs are gone from its source's location (" ~ examples | join(', ')
         ~ (', ...' if files_gone > examples | length else '') ~ "). Nothing was applied. AWS DMS deletes a "
-        ~ "table's files when the source table is truncated (HandleSourceTableTruncated) and writes its "
-        ~ "full-load files again when the table is reloaded; the table would keep rows the source no longer "
-        ~ "has. To mirror what the files hold now (also after moving the source's location), rebuild from them: "
-        ~ "`dbt build --full-refresh -s " ~ model_name ~ "+`; its kept changes and the SCD2 history built from "
-        ~ "them are rebuilt from those files too, so versions only the gone files held are lost (copy those "
-        ~ "tables first to keep them). If files leave the folder on purpose "
-        ~ "(a lifecycle rule, archiving), set `files_removed: ignore` in the source's meta.external.") -%}
+        ~ "table's files when the source table is truncated (HandleSourceTableTruncated), and the table would "
+        ~ "keep rows the source no longer has. To mirror what the files hold now (also after moving the "
+        ~ "source's location), rebuild from them: `dbt build --full-refresh -s " ~ model_name ~ "+`; its kept "
+        ~ "changes and the SCD2 history built from them are rebuilt from those files too, so versions only the "
+        ~ "gone files held are lost (copy those tables first to keep them). If files leave the folder on "
+        ~ "purpose (a lifecycle rule, archiving), set `files_removed: ignore` in the source's meta.external.") -%}
 {% endmacro %}
 
 {#- Whether `schema`.`identifier` exists, by its name only. Not dbt's
@@ -457,7 +451,7 @@
     Each file goes to the sources whose location holds it, by the prefix
     of its path (`file:` and the location, for a local one). Returns the SQL
     of the files (source_id, file_path, file_modified_at, file_size,
-    is_data, is_load), or none when a location is relative, holds a character that a
+    is_data), or none when a location is relative, holds a character that a
     path URI or a glob would rewrite (only letters, digits and `._=-` in
     its names), sits inside another, or the locations are not on one file
     system: the run then scans each source. A file the prefixes do not
@@ -496,8 +490,7 @@
         {%- for node in held -%}
             {%- do sources.append('(' ~ sql_string(node.unique_id) ~ ', '
                                   ~ sql_string(('file:' if path.startswith('/') else '') ~ path ~ '/') ~ ', '
-                                  ~ sql_string(bronze_external_config(node)['file_pattern']) ~ ', '
-                                  ~ sql_string(bronze_external_config(node)['load_pattern']) ~ ')') -%}
+                                  ~ sql_string(bronze_external_config(node)['file_pattern']) ~ ')') -%}
         {%- endfor -%}
     {%- endfor -%}
     {%- set query -%}
@@ -506,8 +499,7 @@
                     f.file_path,
                     f.file_modified_at,
                     f.file_size,
-                    f.file_name rlike s.file_pattern as is_data,
-                    f.file_name rlike s.load_pattern as is_load
+                    f.file_name rlike s.file_pattern as is_data
                 from (
                     select distinct
                         _metadata.file_path as file_path,
@@ -517,7 +509,7 @@
                     from {{ table }}
                 ) as f
                 left join (
-                    select * from values {{ sources | join(', ') }} as sources(source_id, prefix, file_pattern, load_pattern)
+                    select * from values {{ sources | join(', ') }} as sources(source_id, prefix, file_pattern)
                 ) as s
                     on startswith(f.file_path, s.prefix)
     {%- endset -%}

@@ -1367,8 +1367,7 @@ def test_files_gone_after_a_dms_truncate_fail_the_run_until_rebuilt(spark, proje
     read are gone from its folder. Its run fails naming them and both ways
     out, with nothing applied, whether new files landed or not, and with
     or without the hook's run listing; a `--full-refresh` then mirrors what
-    the folder holds. A CDC file landed again with another time is not
-    gone; a full-load file landed again is a reload, refused the same way. A
+    the folder holds. A file landed again with another time is not gone. A
     source set to `files_removed: ignore` (files expired by a lifecycle
     rule) goes on."""
     project = _one_table_project(project_copy, MODEL_SQL % "items")
@@ -1398,16 +1397,6 @@ def test_files_gone_after_a_dms_truncate_fail_the_run_until_rebuilt(spark, proje
     build(project, tmp_path, schema, model)
     assert state() == before
     assert logged() == ["20250101-000001000.csv", "20250101-000001000.csv", "LOAD00000001.csv"]
-    # a full-load file landed again is a reload (the table's files written
-    # anew): refused as well, until the file is as it was read
-    read_at = (folder / "LOAD00000001.csv").stat().st_mtime
-    os.utime(folder / "LOAD00000001.csv", (again, again))
-    build_fails(project, tmp_path, schema, model,
-                ("1 file(s) it read in earlier runs are gone from its source's location, or are "
-                 "full-load files landed again (", "LOAD00000001.csv", "reloaded"))
-    os.utime(folder / "LOAD00000001.csv", (read_at, read_at))
-    build(project, tmp_path, schema, model)
-    assert state() == before
 
     gone = (f"model '{model}'", "2 file(s) it read in earlier runs are gone from",
             "LOAD00000001.csv", "Nothing was applied", "HandleSourceTableTruncated",
