@@ -9,7 +9,7 @@
     listed.
 
     The listing of every model a `dbt run`/`build` selected is made once, at
-    its start, in one Spark job (_cdc_list_run_files, called by the
+    its start, in one query (_cdc_list_run_files, called by the
     on-run-start hook after staging), which leaves each model the files it
     needs as values in a view named after it: a model then reads them
     without a Spark job, and a model with nothing new finds no such view.
@@ -31,7 +31,7 @@
     {%- set files = this.identifier ~ '__cdc_files' -%}
     {%- set listing = _cdc_run_listing_state(model.name) -%}
     {#- files it read before that are gone (a DMS truncate): fail before
-        anything, even when nothing new landed (_cdc_gone_sql) -#}
+        anything, even when nothing new landed (_cdc_listing_sql) -#}
     {%- if incremental and listing['gone'] -%}
         {%- set gone = run_query('select files_gone, to_json(examples) from global_temp.'
                                  ~ _cdc_run_gone_name(model.name)).rows[0] -%}
@@ -72,11 +72,15 @@
         {%- set query -%}
             cache table {{ files }} as
             select file_path, file_modified_at, file_size, is_data
-            from ({{ _cdc_listing_sql([(model, node)], incremental, check=true) }}) as listed
+            from ({{ _cdc_listing_sql([(model, node)], incremental, check=true, skip=[model.name]) }}) as listed
         {%- endset -%}
         {%- do run_query(query) -%}
-        {%- set gone = _cdc_gone_sql([(model, node)]) if incremental else none -%}
-        {%- set gone = run_query('select files_gone, to_json(examples) from (' ~ gone ~ ')').rows if gone else [] -%}
+        {%- set query -%}
+            select files_gone, examples
+            from (select {{ _cdc_gone_columns() }} from ({{ _cdc_listing_sql([(model, node)]) }}) as listed) as gone
+            where files_gone > 0
+        {%- endset -%}
+        {%- set gone = run_query(query).rows if incremental and cfg['files_removed'] != 'ignore' else [] -%}
         {%- if gone -%}
             {%- do run_query('drop view if exists ' ~ files) -%}
             {%- do _cdc_files_gone_error(model.name, gone[0][0], fromjson(gone[0][1])) -%}
@@ -153,7 +157,7 @@
 {% endmacro %}
 
 {#- The view of `model_name`'s files gone since it read them
-    (files_gone, examples: _cdc_gone_sql), made only when there are any -#}
+    (files_gone, examples: _cdc_gone_columns), made only when there are any -#}
 {% macro _cdc_run_gone_name(model_name) %}
     {{ return(_cdc_run_files_prefix() ~ 'gone_' ~ local_md5(model_name)[:16]) }}
 {% endmacro %}
@@ -180,15 +184,26 @@
 
 {#- The files under the sources of (model, source node) pairs, one row per
     pair and file: model_name, source_id, file_path, file_modified_at,
-    file_size, is_data (the source's file_pattern) and logged (in the
-    model's cdc_file_log with that modification time; only such rows are
-    left out when `unlogged_only`, which needs `with_log`; null without
-    it). Not by size: an erasure (lakehouse
+    file_size, is_data (the source's file_pattern), logged (in the model's
+    cdc_file_log with that modification time; only such rows are left out
+    when `unlogged_only`) and gone false. Not by size: an erasure (lakehouse
     erase) rewrites a landed file without the subject's rows and keeps its
-    time, so that it is not read again. `check`: fail, naming the fix, when a
-    source's file listing was not staged. -#}
-{% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false, landing=none, with_log=true) %}
+    time, so that it is not read again.
+    Then, unless `unlogged_only`, a row per data file a model read in
+    earlier runs that is no longer under its sources' locations, by path (a
+    file landed again with another time is still there): gone true;
+    source_id, file_modified_at, file_size, is_data and logged null. A DMS
+    source TRUNCATE deletes the table's files (HandleSourceTableTruncated),
+    and the table would keep the rows the source no longer has, silently:
+    the model's run fails instead (_cdc_files_gone_error). Not checked: the models of `skip` (a first run
+    or full refresh: their log is dropped) and those with a source set to
+    files_removed: ignore (files leave on purpose: a lifecycle rule,
+    archiving). Both kinds of row come from one join of the listing and the
+    logs, each read once. `check`: fail, naming the fix, when a source's
+    file listing was not staged. -#}
+{% macro _cdc_listing_sql(pairs, unlogged_only=false, check=false, landing=none, skip=[]) %}
     {%- set branches = [landing] if landing else [] -%}
+    {%- set unchecked = skip | list -%}
     {%- for pair_model, node in pairs -%}
         {%- set listing = node.schema ~ '.' ~ (node.identifier or node.name) ~ '__files' -%}
         {%- if check and not _cdc_table_exists(node.schema, (node.identifier or node.name) ~ '__files') -%}
@@ -207,31 +222,51 @@
                 from {{ listing }}
         {%- endset -%}
         {%- if not landing and branch not in branches -%}{%- do branches.append(branch) -%}{%- endif -%}
+        {%- if bronze_external_config(node)['files_removed'] == 'ignore' -%}{%- do unchecked.append(pair_model.name) -%}{%- endif -%}
     {%- endfor -%}
-    {#- the pairs and the logged files are small: broadcast (measured: 0.65-0.7 s against 0.8-1.0 s
-        for the sample's ten models) #}
-    select /*+ broadcast(p){{ ', broadcast(l)' if with_log }} */ p.model_name, f.*,
-        {{ 'l.file_path is not null' if with_log else 'cast(null as boolean)' }} as logged
-    from ({{ branches | join('\n    union all\n') }}) as f
-    {#- (a left join: a file of the landing scan that no source's location
-        holds keeps a null model_name, which _cdc_list_run_files checks) #}
-    left join (
-        {%- for pair_model, node in pairs %}
-        select {{ sql_string(pair_model.name) }} as model_name, {{ sql_string(node.unique_id) }} as source_id
-        {{- '\n        union all' if not loop.last }}
-        {%- endfor %}
-    ) as p
-        on f.source_id = p.source_id
-    {%- if with_log %}
-    left join (
-        select distinct model_name, file_path, file_modified_at
+    {%- set checked = [] -%}
+    {%- for pair_model, node in pairs if pair_model.name not in unchecked -%}
+        {%- do checked.append(sql_string(pair_model.name)) -%}
+    {%- endfor -%}
+    {#- the pairs are few: broadcast. The logs, a row per model and path,
+        are joined in full, not broadcast: their rows that no listed file
+        matches are the gone files, and both sides are shuffled once (as
+        many Spark jobs as the broadcast join without the gone files) -#}
+    select
+        coalesce(f.model_name, l.model_name) as model_name,
+        f.source_id,
+        coalesce(f.file_path, l.file_path) as file_path,
+        f.file_modified_at,
+        f.file_size,
+        f.is_data,
+        case when f.file_path is not null
+            then coalesce(array_contains(l.times, f.file_modified_at), false) end as logged,
+        f.file_path is null as gone
+    from (
+        select /*+ broadcast(p) */ p.model_name, f.*
+        from ({{ branches | join('\n    union all\n') }}) as f
+        {#- (a left join: a file of the landing scan that no source's location
+            holds keeps a null model_name, which _cdc_list_run_files checks) #}
+        left join (
+            {%- for pair_model, node in pairs %}
+            select {{ sql_string(pair_model.name) }} as model_name, {{ sql_string(node.unique_id) }} as source_id
+            {{- '\n            union all' if not loop.last }}
+            {%- endfor %}
+        ) as p
+            on f.source_id = p.source_id
+    ) as f
+    full join (
+        select model_name, file_path, collect_set(file_modified_at) as times,
+            {{ 'model_name in (' ~ checked | unique | join(', ') ~ ')' if checked else 'false' }}
+                and bool_or(coalesce(status, '') <> 'ignored') as checked
         from ({{ _cdc_logged_files_sql(pairs | map(attribute=0) | list) }}) as logged
+        group by model_name, file_path
     ) as l
-        on l.model_name = p.model_name and l.file_path = f.file_path and l.file_modified_at = f.file_modified_at
-    {%- endif %}
-    {%- if unlogged_only %}
-    where l.file_path is null
-    {%- endif %}
+        on l.model_name = f.model_name and l.file_path = f.file_path
+    where f.file_path is not null
+        {%- if unlogged_only %} and not coalesce(array_contains(l.times, f.file_modified_at), false)
+        {%- else %} or l.checked
+        {%- endif %}
 {% endmacro %}
 
 {#- The file log rows (model_name, file_path, file_modified_at, status)
@@ -255,45 +290,16 @@
     {%- endfor %}
 {% endmacro %}
 
-{#- The data files the models of `pairs` (model, source node) read in
-    earlier runs that are no longer under their sources' locations, by
-    path (a file landed again with another time is still there): a row per
-    model that has any, with files_gone (their number) and examples (the
-    first three paths). A DMS source TRUNCATE deletes the table's files
-    (HandleSourceTableTruncated), and the table would keep the rows the
-    source no longer has, silently: the model's run fails instead
-    (_cdc_files_gone_error). Models with a source set to files_removed:
-    ignore (files leave on purpose: a lifecycle rule, archiving) and those
-    of `skip` (a first run or full refresh: their log is dropped) are not
-    checked; none left: none. `landing` as for _cdc_listing_sql. -#}
-{% macro _cdc_gone_sql(pairs, landing=none, skip=[]) %}
-    {%- set unchecked = [] -%}
-    {%- for pair_model, node in pairs if bronze_external_config(node)['files_removed'] == 'ignore' -%}
-        {%- do unchecked.append(pair_model.name) -%}
-    {%- endfor -%}
-    {%- set checked = [] -%}
-    {%- for pair_model, node in pairs if pair_model.name not in unchecked + skip
-                                        and pair_model.name not in checked | map(attribute='name') | list -%}
-        {%- do checked.append(pair_model) -%}
-    {%- endfor -%}
-    {%- if not checked -%}{{ return(none) }}{%- endif -%}
-    {%- set query -%}
-        select /*+ broadcast(listed) */ logged.model_name, count(*) as files_gone,
-            slice(sort_array(collect_list(logged.file_path)), 1, 3) as examples
-        from (
-            select distinct model_name, file_path
-            from ({{ _cdc_logged_files_sql(checked) }}) as logs
-            where coalesce(status, '') <> 'ignored'
-        ) as logged
-        left anti join ({{ _cdc_listing_sql(pairs, landing=landing, with_log=false) }}) as listed
-            on listed.model_name = logged.model_name and listed.file_path = logged.file_path
-        group by logged.model_name
-    {%- endset -%}
-    {{ return(query) }}
+{#- Per model of a listing's rows (_cdc_listing_sql), its gone files:
+    files_gone (their number) and examples (the first three paths, as a
+    JSON array) -#}
+{% macro _cdc_gone_columns() %}
+    {{ return('count_if(gone) as files_gone, '
+              ~ 'to_json(slice(sort_array(collect_list(case when gone then file_path end)), 1, 3)) as examples') }}
 {% endmacro %}
 
 {#- Fails the run of `model_name`, whose earlier files are gone
-    (_cdc_gone_sql's files_gone and examples), naming both ways out -#}
+    (_cdc_gone_columns), naming both ways out -#}
 {% macro _cdc_files_gone_error(model_name, files_gone, examples) %}
     {%- do exceptions.raise_compiler_error("model '" ~ model_name ~ "': " ~ files_gone ~ " file(s) it read in earlier "
         ~ "runs are gone from its source's location (" ~ examples | join(', ')
@@ -401,12 +407,11 @@
     (source_id, path, modification time in microseconds, size, is_data,
     logged): the unlogged ones, or all of them for the models of `full`;
     'gone': model name -> {files_gone, examples} for the models whose
-    earlier files are gone (_cdc_gone_sql)}. -#}
+    earlier files are gone (_cdc_listing_sql's gone rows)}. -#}
 {% macro _cdc_collect_run_listing(pairs, landing, full) %}
     {%- set names = [] -%}
     {%- for name in full -%}{%- do names.append(sql_string(name)) -%}{%- endfor -%}
     {%- set wanted = 'not logged' ~ (' or model_name in (' ~ names | join(', ') ~ ')' if names else '') -%}
-    {%- set gone = _cdc_gone_sql(pairs, landing, skip=full) -%}
     {%- set query -%}
         select model_name, source_id, count_if(not logged) > 0 as has_new,
             concat_ws(':', cast(count(*) as string),
@@ -414,27 +419,23 @@
             to_json(collect_list(case when {{ wanted }} then array(
                 source_id, file_path, cast(unix_micros(file_modified_at) as string), cast(file_size as string),
                 cast(is_data as string), cast(logged as string)) end)) as listed,
-            cast(null as string) as gone
-        from ({{ _cdc_listing_sql(pairs, landing=landing) }}) as listed
+            {{ _cdc_gone_columns() }}
+        from ({{ _cdc_listing_sql(pairs, landing=landing, skip=full) }}) as listed
         group by model_name, source_id
-        {%- if gone %}
-        union all
-        select model_name, cast(null as string), false, cast(null as string), '[]',
-            to_json(named_struct('files_gone', files_gone, 'examples', examples))
-        from ({{ gone }}) as gone
-        {%- endif %}
     {%- endset -%}
+    {#- a model's gone files are the rows of its group without a source -#}
     {%- set found = {'models': [], 'files': {}, 'listed': {}, 'gone': {}} -%}
     {%- for row in run_query(query) -%}
-        {%- if row['gone'] is not none -%}
-            {%- do found['gone'].update({row['model_name']: fromjson(row['gone'])}) -%}
+        {%- if row['files_gone'] > 0 -%}
+            {%- do found['gone'].update({row['model_name']: {'files_gone': row['files_gone'],
+                                                             'examples': fromjson(row['examples'])}}) -%}
         {%- elif row['has_new'] and row['model_name'] not in found['models'] -%}
             {%- do found['models'].append(row['model_name']) -%}
         {%- endif -%}
-        {%- if row['gone'] is none and row['source_id'] is not none -%}
+        {%- if row['source_id'] is not none -%}
             {%- do found['files'].update({row['source_id']: row['files']}) -%}
         {%- endif -%}
-        {%- if row['gone'] is none and row['model_name'] is not none -%}
+        {%- if row['source_id'] is not none and row['model_name'] is not none -%}
             {%- do found['listed'].setdefault(row['model_name'], []).extend(fromjson(row['listed'])) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -500,8 +501,11 @@
                     f.file_modified_at,
                     f.file_size,
                     f.file_name rlike s.file_pattern as is_data
+                {#- (no distinct: the locations are distinct and none is
+                    inside another, checked above, so each file is listed
+                    once) #}
                 from (
-                    select distinct
+                    select
                         _metadata.file_path as file_path,
                         _metadata.file_name as file_name,
                         _metadata.file_modification_time as file_modified_at,

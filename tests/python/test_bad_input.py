@@ -1369,7 +1369,7 @@ def test_files_gone_after_a_dms_truncate_fail_the_run_until_rebuilt(spark, proje
     or without the hook's run listing; a `--full-refresh` then mirrors what
     the folder holds. A file landed again with another time is not gone. A
     source set to `files_removed: ignore` (files expired by a lifecycle
-    rule) goes on."""
+    rule) goes on, with or without the hook's listing."""
     project = _one_table_project(project_copy, MODEL_SQL % "items")
     folder = tmp_path / "landing" / "hostile" / "items"
     schema = "t_files_gone_" + os.urandom(3).hex()
@@ -1437,6 +1437,15 @@ def test_files_gone_after_a_dms_truncate_fail_the_run_until_rebuilt(spark, proje
         "{external: {location: hostile/items, files_removed: ignore}}", 1))
     build(project, tmp_path, schema, model)
     assert state() == [(4, "four"), (5, "five")]
+    # and so does a model that lists its source itself (no hook listing)
+    (folder / "20250103-000001000.csv").unlink()
+    more = [c.change("I", 6, name="six")]
+    land(folder, [CorpusFile("20250104-000001000.csv", lines(HEADER, more), more)])
+    settings.write_text(hooked.replace('"{{ stage_bronze_sources() }}"',
+                                       "\"{{ stage_bronze_sources(select=['items']) }}\""))
+    build(project, tmp_path, schema, model)
+    settings.write_text(hooked)
+    assert state() == [(4, "four"), (5, "five"), (6, "six")]
 
 
 def test_an_added_source_column_named_like_a_model_column_fails_the_run(
