@@ -638,7 +638,9 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
     the hook refreshes only the bronze tables of sources whose files
     changed since it last refreshed them, yet a bronze view this Spark
     session has read (and so cached the file listing of) shows a file
-    landed later."""
+    landed later. The bronze tables' DDL stamps are read from the catalog
+    once per schema and Spark application, and a table dropped since is
+    made again."""
     project = project_copy(models=False)
     folder = project / "models" / "silver" / "hostile"
     folder.mkdir(parents=True)
@@ -675,6 +677,11 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
                 handle.seek(logged)
                 run_log = handle.read().decode()
             assert "bronze: staged 2 external source table(s)" in run_log, (root, n)
+            # the bronze tables' DDL stamps: read from the catalog by the
+            # first staging of the schema in this Spark application, then
+            # from the application's record of what it staged
+            read = f"show table extended in {schema}_bronze like '*'" in run_log
+            assert read == (n == 1), (root, n)
             # the run's listing and its markers of models with new files
             # (global temporary views) are gone with the run
             left = spark.sql("show views in global_temp like 'cdc_run_*'").collect()
@@ -694,6 +701,17 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
                 # since the hook last refreshed it (run 1 creates the tables,
                 # which refreshes them anyway; runs 2-4 test the rule)
                 assert refreshed == (table in batch or not one_scan), (root, n, table)
+        if one_scan:
+            # a bronze table dropped behind the hook's back is made again
+            # from its YAML, not taken from the record as still there
+            spark.sql(f"drop table {schema}_bronze.items__lines")
+            rows = [c.change("I", 6, name="a")]
+            f = CorpusFile("20250101-000005000.csv", lines(HEADER, rows), rows)
+            land(landing / "hostile" / "items", [f])
+            landed["items"].append(f)
+            run_dbt(["run", "--select", select, *NO_ARTIFACTS], project_dir=project, schema=schema,
+                    vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
+            assert silver(spark, f"{schema}_silver.slv_hostile__items") == expected_state(landed["items"])
         # the one scan's table exists only where it was used
         used = spark.sql(f"show tables in {schema}_bronze like 'cdc_run_landing'").count() == 1
         assert used == one_scan, root
