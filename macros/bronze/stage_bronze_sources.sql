@@ -103,12 +103,12 @@
     0.1 s). -#}
 {% macro _bronze_ddl_stamps(schema, recorded=none) %}
     {%- set stamps = {} -%}
-    {%- if recorded is not none and schema in recorded -%}
+    {%- if recorded is not none and schema | lower in recorded -%}
         {%- set present = [] -%}
         {%- for row in run_query('show tables in ' ~ schema) if not row['isTemporary'] -%}
             {%- do present.append(row['tableName'] | lower) -%}
         {%- endfor -%}
-        {%- for table, stamp in recorded[schema].items() if table in present -%}
+        {%- for table, stamp in recorded[schema | lower].items() if table in present -%}
             {%- do stamps.update({table: stamp}) -%}
         {%- endfor -%}
         {{ return(stamps) }}
@@ -184,13 +184,16 @@
 {% endmacro %}
 
 {#- The `lakehouse.ddl` stamps of the bronze tables and views this Spark
-    application staged (schema -> table -> stamp, as _bronze_ddl_stamps
-    returns them), from a global temporary view it keeps (it lives exactly
-    as long as the application); {} before its first staging. Only on the
-    embedded catalog, where no other process can drop or create a table
-    between two runs; elsewhere (a shared catalog) none: every staging
-    reads the stamps from the catalog. A table dropped by other means in
-    this application is missed by name (_bronze_ddl_stamps). -#}
+    application staged (schema in lower case -> table -> stamp, as
+    _bronze_ddl_stamps returns them), from a global temporary view it keeps
+    (it lives exactly as long as the application); {} before its first
+    staging. The view is dropped as it is read and written again when the
+    staging ends (_bronze_record_stamps): a staging that fails after
+    making a table anew leaves no record that would outlive the table's
+    stamp. Only on the embedded catalog, where no other process can drop or
+    create a table between two runs; elsewhere (a shared catalog) none:
+    every staging reads the stamps from the catalog. A table dropped by
+    other means in this application is missed by name (_bronze_ddl_stamps). -#}
 {% macro _bronze_recorded_stamps() %}
     {%- if not _bronze_catalog_is_embedded() -%}{{ return(none) }}{%- endif -%}
     {%- set recorded = {} -%}
@@ -198,28 +201,28 @@
         {%- for row in run_query('select schema_name, table_name, stamp from global_temp.cdc_bronze_stamps') -%}
             {%- do recorded.setdefault(row[0], {}).update({row[1]: row[2]}) -%}
         {%- endfor -%}
+        {%- do run_query('drop view if exists global_temp.cdc_bronze_stamps') -%}
     {%- endif -%}
     {{ return(recorded) }}
 {% endmacro %}
 
-{#- Keep `stamps` (the schemas staged now, with the tables made since they
-    were read) in the record that `recorded` was read from (none: no
-    record kept), written only when it changed -#}
+{#- Write the record `recorded` was read from (none: no record kept) again,
+    with `stamps` (the schemas staged now, with the tables made since they
+    were read) in it -#}
 {% macro _bronze_record_stamps(recorded, stamps) %}
     {%- if recorded is none -%}{{ return(none) }}{%- endif -%}
     {%- set record = dict(recorded) -%}
-    {%- do record.update(stamps) -%}
-    {%- if record == recorded -%}{{ return(none) }}{%- endif -%}
+    {%- for schema, tables in stamps.items() -%}{%- do record.update({schema | lower: tables}) -%}{%- endfor -%}
     {%- set rows = [] -%}
     {%- for schema, tables in record.items() -%}
         {%- for table, stamp in tables.items() -%}
             {%- do rows.append('(' ~ sql_string(schema) ~ ', ' ~ sql_string(table) ~ ', ' ~ sql_string(stamp) ~ ')') -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- do run_query('create or replace global temporary view cdc_bronze_stamps as '
-                     ~ ('select * from values ' ~ rows | join(', ') ~ ' as stamps(schema_name, table_name, stamp)' if rows
-                        else 'select cast(null as string) as schema_name, cast(null as string) as table_name, '
-                             ~ 'cast(null as string) as stamp where false')) -%}
+    {%- if rows -%}
+        {%- do run_query('create or replace global temporary view cdc_bronze_stamps as select * from values '
+                         ~ rows | join(', ') ~ ' as stamps(schema_name, table_name, stamp)') -%}
+    {%- endif -%}
 {% endmacro %}
 
 {#- One external table over files; columns are all strings (none: the
