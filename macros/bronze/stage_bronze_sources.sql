@@ -47,11 +47,12 @@
         {%- if bronze_is_external(node) -%}
             {%- if (select is none and (needed is none or node.unique_id in needed))
                   or (select is not none and (node.name in select or node.source_name in select)) -%}
-                {%- if node.schema not in stamps -%}
+                {#- (by schema in lower case, as the catalog compares them) -#}
+                {%- if node.schema | lower not in stamps -%}
                     {%- do run_query('create database if not exists ' ~ node.schema) -%}
-                    {%- do stamps.update({node.schema: _bronze_ddl_stamps(node.schema, recorded)}) -%}
+                    {%- do stamps.update({node.schema | lower: _bronze_ddl_stamps(node.schema, recorded)}) -%}
                 {%- endif -%}
-                {%- do _stage_bronze_table(node, stamps[node.schema], deferred) -%}
+                {%- do _stage_bronze_table(node, stamps[node.schema | lower], deferred) -%}
                 {%- do staged.append(node.unique_id) -%}
             {%- endif -%}
         {%- endif -%}
@@ -212,7 +213,7 @@
 {% macro _bronze_record_stamps(recorded, stamps) %}
     {%- if recorded is none -%}{{ return(none) }}{%- endif -%}
     {%- set record = dict(recorded) -%}
-    {%- for schema, tables in stamps.items() -%}{%- do record.update({schema | lower: tables}) -%}{%- endfor -%}
+    {%- do record.update(stamps) -%}
     {%- set rows = [] -%}
     {%- for schema, tables in record.items() -%}
         {%- for table, stamp in tables.items() -%}

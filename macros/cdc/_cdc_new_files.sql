@@ -489,7 +489,7 @@
                    else root ~ '/{' ~ paths | map('replace', root ~ '/', '', 1) | join(',') ~ '}' -%}
     {%- set table = nodes[0].schema ~ '.cdc_run_landing' -%}
     {%- do _bronze_external_table(table, none, 'binaryFile', {'path': glob, 'recursiveFileLookup': 'true'},
-                                  stamps.get(nodes[0].schema)) -%}
+                                  stamps.get(nodes[0].schema | lower)) -%}
     {%- set sources = [] -%}
     {%- for path, held in locations.items() -%}
         {%- for node in held -%}
