@@ -711,7 +711,8 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
             landed["items"].append(f)
             run_dbt(["run", "--select", select, *NO_ARTIFACTS], project_dir=project, schema=schema,
                     vars={"landing_root": str(landing)}, target_path=tmp_path / "target")
-            assert silver(spark, f"{schema}_silver.slv_hostile__items") == expected_state(landed["items"])
+            got = silver(spark, f"{schema}_silver.slv_hostile__items")
+            assert got == expected_state(landed["items"]), got
         # the one scan's table exists only where it was used
         used = spark.sql(f"show tables in {schema}_bronze like 'cdc_run_landing'").count() == 1
         assert used == one_scan, root
