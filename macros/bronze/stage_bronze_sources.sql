@@ -178,10 +178,16 @@
 
 {#- Whether the catalog is the embedded one (Hive metastore on Derby),
     which only this process can open: the metastore's JDBC driver classes
-    are shared with Spark (the connection URL itself reads back redacted) -#}
+    are shared with Spark (the connection URL itself reads back redacted),
+    and no metastore server is named (hive.metastore.uris, through Spark's
+    spark.hadoop. or spark.hive. prefix), which Spark would use instead,
+    shared with other processes. One statement: the session's settings. -#}
 {% macro _bronze_catalog_is_embedded() %}
-    {%- set shared = run_query('set spark.sql.hive.metastore.sharedPrefixes').rows -%}
-    {{ return(shared | length > 0 and 'org.apache.derby' in shared[0][1]) }}
+    {%- set settings = {} -%}
+    {%- for row in run_query('set').rows -%}{%- do settings.update({row[0]: row[1]}) -%}{%- endfor -%}
+    {%- set uris = [settings.get('spark.hadoop.hive.metastore.uris'), settings.get('spark.hive.metastore.uris')] -%}
+    {{ return('org.apache.derby' in settings.get('spark.sql.hive.metastore.sharedPrefixes', '')
+              and uris | select | map('trim') | select | list | length == 0) }}
 {% endmacro %}
 
 {#- The `lakehouse.ddl` stamps of the bronze tables and views this Spark
