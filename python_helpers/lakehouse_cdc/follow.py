@@ -27,7 +27,9 @@ while `follow` runs, other commands on the same $LAKEHOUSE_HOME fail to start
 (stop it first). Files written in place (not renamed into the folder whole,
 as S3 puts are) are taken once unchanged for --settle seconds; a CSV or JSON
 lines file read while still being written is held back by the models (its
-last line incomplete) and read again once it changes.
+last line incomplete) and read again once it changes; a gzip file in a local
+folder that ends before its end-of-stream marker is waited for until it is
+whole (Spark's reader would fail the run on it, naming no file).
 
 With --maintain-every, the tables its runs wrote (the models, their
 `<model>__cdc_*` state tables, the schema's `cdc_*` logs) get the table
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -121,6 +124,7 @@ class Follower:
         self.spark = spark
         self.options = options
         self.seen: dict[str, tuple[int, int]] = {}
+        self.cut_gzip: dict[str, tuple[int, int]] = {}  # gzip files waited for, as last seen
         self.applied: list[Applied] = []
         self.runs = 0
         self.unmaintained: set[str] = set()  # models run since the last maintenance
@@ -259,9 +263,36 @@ class Follower:
         for uid, source in self.sources.items():
             for path, stat in self._list(source).items():
                 if (self.seen.get(path) != stat and now_ms - stat[0] >= self.options.settle * 1000
-                        and source.pattern.matcher(os.path.basename(path)).find()):
+                        and source.pattern.matcher(os.path.basename(path)).find()
+                        and self._gzip_whole(path, stat)):
                     new.setdefault(uid, {})[path] = stat
         return new
+
+    def _gzip_whole(self, path: str, stat: tuple[int, int]) -> bool:
+        """False for a local gzip file that ends before its end-of-stream
+        marker: still being copied, most likely. Spark's reader would fail
+        the run on it without naming the file (`EOFException: Unexpected end
+        of input stream`); it is waited for instead, like an unsettled file,
+        and read once it is whole. Other files, and gzip files elsewhere
+        (object stores write whole objects), are taken as they are; a gzip
+        file damaged otherwise is left to the run, which fails on it."""
+        parsed = urlparse(path)
+        if not path.endswith(".gz") or parsed.scheme not in ("", "file"):
+            return True
+        try:
+            with gzip.open(unquote(parsed.path) if parsed.scheme else path, "rb") as handle:
+                while handle.read(1 << 20):
+                    pass
+        except EOFError:
+            if self.cut_gzip.get(path) != stat:
+                _say(f"{path}: the gzip file ends before its end-of-stream marker (still being "
+                     "copied?); waiting until it is whole")
+            self.cut_gzip[path] = stat
+            return False
+        except OSError:
+            pass
+        self.cut_gzip.pop(path, None)
+        return True
 
     # -- one turn -----------------------------------------------------------
 
