@@ -1967,6 +1967,59 @@ def test_a_wide_source_on_the_embedded_catalog(spark, project_copy, tmp_path):
                  "the 32,700 characters", "Its view was not made. Declare fewer columns"))
 
 
+def test_a_staging_that_fails_leaves_no_stale_record_of_what_it_remade(spark, project_copy,
+                                                                        tmp_path):
+    """On the embedded catalog the application records the DDL stamps of
+    the bronze tables it staged. A staging that remakes a table (a new
+    location) and then fails (a later source too wide for the catalog's
+    view limit) must not leave the record saying the table is as before:
+    the next staging, back at the first location, would then keep the table
+    over the other folder. It reads the catalog instead, and the view shows
+    the first folder's file again."""
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    project = project_copy(models=False)
+    folder = project / "models" / "silver" / "hostile"
+    folder.mkdir(parents=True)
+    sources = folder / "_hostile__sources.yml"
+    items = SOURCES_YAML.split("      - name: items_nh")[0]
+    wide = "".join(f"\n          - {{name: m_{i:03d}, data_type: 'decimal(12,2)'}}"
+                   for i in range(300))
+    roots = {name: tmp_path / name for name in ("first", "second")}
+    files = {"first": "20250101-000001000.csv", "second": "20250101-000002000.csv"}
+    c = Corpus()
+    for name, root in roots.items():
+        rows = [c.change("I", 1, name=name)]
+        land(root / "hostile" / "items", [CorpusFile(files[name], lines(HEADER, rows), rows)])
+    schema = "t_stale_" + os.urandom(3).hex()
+
+    def stage(root: str, *tables: str) -> None:
+        run_dbt(["run-operation", "stage_bronze_sources", "--args",
+                 json.dumps({"select": list(tables)})], project_dir=project, schema=schema,
+                vars={"landing_root": str(roots[root])}, target_path=tmp_path / "target")
+
+    def read_from() -> set[str]:
+        return {r[0].rsplit("/", 1)[-1] for r in spark.sql(
+            f"select distinct _cdc_file from {schema}_bronze.items").collect()}
+
+    sources.write_text(items)
+    stage("first", "items")
+    assert read_from() == {files["first"]}
+    # items remade over the second folder, then the wide source fails
+    sources.write_text(items + f"""      - name: zz_wide
+        meta: {{external: {{location: hostile/zz_wide}}}}
+        columns:{wide}
+""")
+    with pytest.raises(DbtError) as failure:
+        stage("second", "items", "zz_wide")
+    assert "bronze hostile.zz_wide: its view's SQL is" in str(failure.value), failure.value
+    assert read_from() == {files["second"]}
+    # back at the first folder: items is made over it again
+    sources.write_text(items)
+    stage("first", "items")
+    assert read_from() == {files["first"]}
+
+
 def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_copy, tmp_path):
     """A TOAST placeholder ('unchanged') on a key the table does not hold,
     with no earlier change of the key in the batch, has no value to keep:
