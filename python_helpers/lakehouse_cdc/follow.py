@@ -27,9 +27,11 @@ while `follow` runs, other commands on the same $LAKEHOUSE_HOME fail to start
 (stop it first). Files written in place (not renamed into the folder whole,
 as S3 puts are) are taken once unchanged for --settle seconds; a CSV or JSON
 lines file read while still being written is held back by the models (its
-last line incomplete) and read again once it changes; a gzip file in a local
-folder that ends before its end-of-stream marker is waited for until it is
-whole (Spark's reader would fail the run on it, naming no file).
+last line incomplete) and read again once it changes. A gzip file in a local
+folder modified in the last 10 minutes is opened to its end first: while it
+ends before its end-of-stream marker (or is unsettled), its source's models
+are not run (their run would read it, and Spark's reader fails on it naming
+no file); the follower says which file it waits for.
 
 With --maintain-every, the tables its runs wrote (the models, their
 `<model>__cdc_*` state tables, the schema's `cdc_*` logs) get the table
@@ -52,6 +54,7 @@ import signal
 import statistics
 import time
 import uuid
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +64,9 @@ from urllib.parse import unquote, urlparse
 from lakehouse_cdc import PROJECT_ROOT
 
 DOWNSTREAM = ("incremental", "all", "none")
+#: gzip files modified longer ago than this are not opened to check that
+#: they are whole (_gzip_cut)
+GZIP_CHECK_SECONDS = 600
 #: the project files whose change makes the runner parse the project again
 PROJECT_FILES = ("models", "macros", "seeds", "snapshots", "dbt_project.yml")
 
@@ -124,7 +130,9 @@ class Follower:
         self.spark = spark
         self.options = options
         self.seen: dict[str, tuple[int, int]] = {}
-        self.cut_gzip: dict[str, tuple[int, int]] = {}  # gzip files waited for, as last seen
+        # gzip files opened: path -> ((modified ms, size), cut); sources waiting for cut ones
+        self.gzip_checked: dict[str, tuple[tuple[int, int], bool]] = {}
+        self.waiting: dict[str, list[str]] = {}
         self.applied: list[Applied] = []
         self.runs = 0
         self.unmaintained: set[str] = set()  # models run since the last maintenance
@@ -257,42 +265,57 @@ class Follower:
 
     def _new_files(self) -> dict[str, dict[str, tuple[int, int]]]:
         """Per source: its data files new or changed since they were last
-        seen and unchanged for --settle seconds."""
+        seen and unchanged for --settle seconds. A source with a gzip file
+        still being copied (_gzip_cut) has none: its run would read that
+        file too (a run reads every file its model has not logged), and
+        Spark's reader fails on it without naming it."""
         now_ms = time.time() * 1000
         new: dict[str, dict[str, tuple[int, int]]] = {}
+        self.waiting = {}
         for uid, source in self.sources.items():
+            found, cut = {}, []
             for path, stat in self._list(source).items():
-                if (self.seen.get(path) != stat and now_ms - stat[0] >= self.options.settle * 1000
-                        and source.pattern.matcher(os.path.basename(path)).find()
-                        and self._gzip_whole(path, stat)):
-                    new.setdefault(uid, {})[path] = stat
+                if (self.seen.get(path) == stat
+                        or not source.pattern.matcher(os.path.basename(path)).find()):
+                    continue
+                if self._gzip_cut(path, stat, now_ms):
+                    cut.append(path)
+                elif now_ms - stat[0] >= self.options.settle * 1000:
+                    found[path] = stat
+            if cut:
+                self.waiting[uid] = cut
+            elif found:
+                new[uid] = found
         return new
 
-    def _gzip_whole(self, path: str, stat: tuple[int, int]) -> bool:
-        """False for a local gzip file that ends before its end-of-stream
-        marker: still being copied, most likely. Spark's reader would fail
-        the run on it without naming the file (`EOFException: Unexpected end
-        of input stream`); it is waited for instead, like an unsettled file,
-        and read once it is whole. Other files, and gzip files elsewhere
-        (object stores write whole objects), are taken as they are; a gzip
-        file damaged otherwise is left to the run, which fails on it."""
-        parsed = urlparse(path)
-        if not path.endswith(".gz") or parsed.scheme not in ("", "file"):
-            return True
-        try:
-            with gzip.open(unquote(parsed.path) if parsed.scheme else path, "rb") as handle:
-                while handle.read(1 << 20):
-                    pass
-        except EOFError:
-            if self.cut_gzip.get(path) != stat:
-                _say(f"{path}: the gzip file ends before its end-of-stream marker (still being "
-                     "copied?); waiting until it is whole")
-            self.cut_gzip[path] = stat
+    def _gzip_cut(self, path: str, stat: tuple[int, int], now_ms: float) -> bool:
+        """Whether `path` is a gzip file in a local folder still being copied:
+        changed within --settle seconds, or ending before its end-of-stream
+        marker. Only files modified in the last GZIP_CHECK_SECONDS are
+        opened (each once per size and time), so a follower's start does
+        not decompress the folders' history; an older cut file, a gzip file
+        damaged otherwise, and gzip files elsewhere (object stores write
+        whole objects) are left to the run, which fails on them."""
+        if (not path.endswith(".gz") or not os.path.isfile(path)
+                or now_ms - stat[0] > GZIP_CHECK_SECONDS * 1000):
             return False
-        except OSError:
-            pass
-        self.cut_gzip.pop(path, None)
-        return True
+        if now_ms - stat[0] < self.options.settle * 1000:
+            return True
+        if path not in self.gzip_checked or self.gzip_checked[path][0] != stat:
+            cut = 0 < stat[1] < 10  # not even the header
+            try:
+                with gzip.open(path, "rb") as handle:
+                    while handle.read(1 << 20):
+                        pass
+            except EOFError:
+                cut = True
+            except (OSError, zlib.error):
+                pass
+            self.gzip_checked[path] = (stat, cut)
+            if cut:
+                _say(f"{path}: the gzip file ends before its end-of-stream marker (still being "
+                     "copied?); its source's files wait until it is whole")
+        return self.gzip_checked[path][1]
 
     # -- one turn -----------------------------------------------------------
 
@@ -308,6 +331,11 @@ class Follower:
             new = self._new_files()
             first = True
         reading = self.models if first else [m for uid in new for m in self.sources[uid].models]
+        if self.waiting:  # their runs would read a cut gzip file: not run until it is whole
+            held = {m for uid in self.waiting for m in self.sources[uid].models}
+            reading = [m for m in reading if m not in held]
+            if not reading:
+                return []
         names = self._selection(list(dict.fromkeys(reading)), first)
         count = sum(len(files) for files in new.values())
         if first:  # every file is new to this process; the file logs say which are applied
@@ -494,6 +522,10 @@ def follow(options: FollowOptions) -> int:
         _say(summary(follower.applied))
         return 130
     _say(summary(follower.applied))
+    waiting = [path for paths in follower.waiting.values() for path in paths]
+    if waiting:
+        _say(f"not applied: {len(waiting)} gzip file(s) still being copied, and the other new "
+             f"files of their sources: {', '.join(waiting)}")
     return 0
 
 
