@@ -186,7 +186,8 @@
     {%- set settings = {} -%}
     {%- for row in run_query('set').rows -%}{%- do settings.update({row[0]: row[1]}) -%}{%- endfor -%}
     {%- set uris = [settings.get('spark.hadoop.hive.metastore.uris'), settings.get('spark.hive.metastore.uris')] -%}
-    {{ return('org.apache.derby' in settings.get('spark.sql.hive.metastore.sharedPrefixes', '')
+    {#- (agate reads an empty value as none) -#}
+    {{ return('org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or '')
               and uris | select | map('trim') | select | list | length == 0) }}
 {% endmacro %}
 
@@ -198,11 +199,15 @@
     staging ends (_bronze_record_stamps): a staging that fails after
     making a table anew leaves no record that would outlive the table's
     stamp. Only on the embedded catalog, where no other process can drop or
-    create a table between two runs; elsewhere (a shared catalog) none:
-    every staging reads the stamps from the catalog. A table dropped by
+    create a table between two runs; elsewhere (a shared catalog) none, and
+    any record is dropped: every staging reads the stamps from the catalog. A table dropped by
     other means in this application is missed by name (_bronze_ddl_stamps). -#}
 {% macro _bronze_recorded_stamps() %}
-    {%- if not _bronze_catalog_is_embedded() -%}{{ return(none) }}{%- endif -%}
+    {%- if not _bronze_catalog_is_embedded() -%}
+        {#- a record left by an embedded staging would miss what this one makes -#}
+        {%- do run_query('drop view if exists global_temp.cdc_bronze_stamps') -%}
+        {{ return(none) }}
+    {%- endif -%}
     {%- set recorded = {} -%}
     {%- if run_query("show views in global_temp like 'cdc_bronze_stamps'").rows | length > 0 -%}
         {%- for row in run_query('select schema_name, table_name, stamp from global_temp.cdc_bronze_stamps') -%}

@@ -731,6 +731,18 @@ def test_the_run_lists_all_sources_in_one_scan_unless_a_path_needs_its_own(
                     handle.seek(logged)
                     run_log = handle.read().decode()
                 assert f"show table extended in {schema}_bronze like '*'" in run_log, key
+            # without it, embedded again: the record (dropped by those
+            # stagings) is made by the next staging and read by the one after
+            for n in (1, 2):
+                logged = log_file.stat().st_size
+                run_dbt(["run", "--select", select, *NO_ARTIFACTS], project_dir=project,
+                        schema=schema, vars={"landing_root": str(landing)},
+                        target_path=tmp_path / "target")
+                with log_file.open("rb") as handle:
+                    handle.seek(logged)
+                    run_log = handle.read().decode()
+                read = f"show table extended in {schema}_bronze like '*'" in run_log
+                assert read == (n == 1), n
         # the one scan's table exists only where it was used
         used = spark.sql(f"show tables in {schema}_bronze like 'cdc_run_landing'").count() == 1
         assert used == one_scan, root
