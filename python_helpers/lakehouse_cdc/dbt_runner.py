@@ -112,6 +112,11 @@ class DbtError(RuntimeError):
     """A dbt invocation failed; the message carries dbt's own error lines."""
 
 
+class LockNotReleased(DbtError):
+    """The work done under the build lock succeeded, but releasing the lock
+    failed: the message says how to release it by hand."""
+
+
 @contextmanager
 def _env(overrides: dict[str, str]) -> Iterator[None]:
     saved = {k: os.environ.get(k) for k in overrides}

@@ -39,7 +39,9 @@ maintenance of `lakehouse maintain` (the same macro and policy) when the
 folders are idle and that many minutes have passed since the last time: on
 the embedded default no other process can maintain them while it runs.
 Files landing during the maintenance wait for its end; a failed maintenance
-is reported and tried again after the same interval.
+is reported and tried again after the same interval (one that is done but
+cannot release the build lock afterwards is reported done, with the command
+that releases it).
 """
 
 from __future__ import annotations
@@ -374,7 +376,7 @@ class Follower:
         every = self.options.maintain_every
         if every is None or not self.unmaintained or time.time() - self.maintained_at < every * 60:
             return []
-        from lakehouse_cdc.dbt_runner import DbtError
+        from lakehouse_cdc.dbt_runner import DbtError, LockNotReleased
         from lakehouse_cdc.maintain import audit, format_report, operation, run_holding_lock
 
         if self._project_stamp() != self.stamp:  # the policy or the macro may have changed
@@ -388,10 +390,13 @@ class Follower:
         _say(f"maintaining {len(tables)} table(s) the runs wrote (--maintain-every {every:g}); "
              "files landing meanwhile wait")
         run_id = f"follow-maintain-{uuid.uuid4().hex[:12]}"
+        held = None
         try:
             run_holding_lock(operation(tables, False, run_id), self.options.vars, run_id,
                              lambda args, given: self._dbt(args, manifest=self.manifest,
                                                            vars=given))
+        except LockNotReleased as error:  # the maintenance itself is done
+            held = error
         except DbtError as error:
             _say(f"maintenance failed (the files go on being applied; it is tried again in "
                  f"{every:g} minute(s), or run `lakehouse maintain` once follow is stopped):\n"
@@ -402,6 +407,9 @@ class Follower:
         for line in format_report(rows).splitlines():
             _say(line)
         _say(f"maintenance took {time.time() - started:.2f} s")
+        if held is not None:
+            _say(f"maintenance done, but builds are refused until the lock is released or "
+                 f"expires: {held}")
         self.unmaintained.clear()
         self.maintained_at = time.time()
         return rows

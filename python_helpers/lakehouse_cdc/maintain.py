@@ -64,7 +64,9 @@ def run_holding_lock(args: list[str], vars: dict[str, Any] | None, run_id: str,
     operation fails: a failed `run-operation` runs no on-run-end hook, so
     the lock would stay taken, refusing every build, until it expires
     (`lakehouse_lock_ttl_minutes`). A caller that passes its own holder (a
-    job holding the lock) keeps it: that job releases it."""
+    job holding the lock) keeps it: that job releases it. A release that
+    fails after the operation succeeded raises LockNotReleased (the work is
+    done; the lock stays held)."""
     vars = dict(vars or {})
     release = "lakehouse_lock_holder" not in vars and _may_lock(vars)
     vars.setdefault("lakehouse_lock_holder", run_id)
@@ -90,14 +92,14 @@ def _may_lock(vars: dict[str, Any]) -> bool:
 
 
 def _release(vars: dict[str, Any], run: Callable[[list[str], dict[str, Any]], Any]) -> None:
-    from lakehouse_cdc.dbt_runner import DbtError
+    from lakehouse_cdc.dbt_runner import DbtError, LockNotReleased
 
     holder = vars["lakehouse_lock_holder"]
     try:
         run(["run-operation", "lakehouse_lock_release", "--args", json.dumps({"holder": holder})],
             vars)
     except DbtError as error:
-        raise DbtError(_held(vars, error)) from error
+        raise LockNotReleased(_held(vars, error)) from error
 
 
 def _held(vars: dict[str, Any], error: BaseException) -> str:

@@ -170,7 +170,9 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
     """`--maintain-every`: a maintenance that fails (here its policy lacks
     every setting) is printed with dbt's error, writes no audit row and does
     not stop the follower: the next file is applied as before. Where builds
-    take the build lock, one that fails after taking it leaves it free."""
+    take the build lock, one that fails after taking it leaves it free; one
+    that succeeds and then cannot release the lock is reported done, with
+    its rows and how to release the lock."""
     from lakehouse_cdc.follow import Follower, FollowOptions
 
     sim = simulated(**KNOBS)
@@ -208,6 +210,31 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
                .collect()]
     assert holders == [None], holders
     spark.sql(f"drop table {audit}")
+
+    # a maintenance that succeeds and then cannot release the lock (its
+    # table renames a column the release writes, between the maintenance and
+    # the release): done, its rows reported, not "maintenance failed"
+    dbt = follower._dbt
+
+    def breaking_the_release(args, manifest=None, vars=None):
+        if args[:2] == ["run-operation", "lakehouse_lock_release"]:
+            spark.sql(f"alter table {schema}_ops.lakehouse_lock rename column purpose to gone")
+        return dbt(args, manifest=manifest, vars=vars)
+
+    follower._dbt = breaking_the_release
+    capsys.readouterr()
+    rows = follower.maintain_if_due()
+    out = capsys.readouterr().out
+    product = f"{schema}_silver.slv_retail__product"
+    assert product in {r["table_name"] for r in rows}, rows
+    assert "maintenance failed" not in out, out
+    assert "maintenance done, but builds are refused until the lock is released" in out, out
+    assert "lakehouse_lock_release --args '{holder: follow-maintain-" in out, out
+    assert follower.unmaintained == set()
+    holders = [r.holder for r in spark.sql(f"select holder from {schema}_ops.lakehouse_lock")
+               .collect()]
+    assert holders == [rows[0]["run_id"]], holders
+    spark.sql(f"drop table {schema}_ops.lakehouse_lock")
 
 
 def test_a_gzip_file_still_being_copied_is_waited_for(spark, simulated, schema, tmp_path,
