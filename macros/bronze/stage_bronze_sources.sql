@@ -177,18 +177,25 @@
 {% endmacro %}
 
 {#- Whether the catalog is the embedded one (Hive metastore on Derby),
-    which only this process can open: the metastore's JDBC driver classes
-    are shared with Spark (the connection URL itself reads back redacted),
-    and no metastore server is named (hive.metastore.uris, through Spark's
-    spark.hadoop. or spark.hive. prefix), which Spark would use instead,
-    shared with other processes. One statement: the session's settings. -#}
+    which only this process can open (_bronze_catalog) -#}
 {% macro _bronze_catalog_is_embedded() %}
+    {%- set catalog = _bronze_catalog() -%}
+    {{ return(catalog['derby'] and not catalog['server']) }}
+{% endmacro %}
+
+{#- The session's catalog, from its settings (one statement): {'derby':
+    the metastore's Derby driver classes are shared with Spark, as the
+    embedded profile sets (the connection URL itself reads back redacted),
+    'server': a metastore server is named (hive.metastore.uris, through
+    Spark's spark.hadoop. or spark.hive. prefix), which Spark uses instead,
+    shared with other processes} -#}
+{% macro _bronze_catalog() %}
     {%- set settings = {} -%}
     {%- for row in run_query('set').rows -%}{%- do settings.update({row[0]: row[1]}) -%}{%- endfor -%}
     {%- set uris = [settings.get('spark.hadoop.hive.metastore.uris'), settings.get('spark.hive.metastore.uris')] -%}
     {#- (agate reads an empty value as none) -#}
-    {{ return('org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or '')
-              and uris | select | map('trim') | select | list | length == 0) }}
+    {{ return({'derby': 'org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or ''),
+               'server': uris | select | map('trim') | select | list | length > 0}) }}
 {% endmacro %}
 
 {#- The `lakehouse.ddl` stamps of the bronze tables and views this Spark
@@ -203,9 +210,14 @@
     any record is dropped: every staging reads the stamps from the catalog. A table dropped by
     other means in this application is missed by name (_bronze_ddl_stamps). -#}
 {% macro _bronze_recorded_stamps() %}
-    {%- if not _bronze_catalog_is_embedded() -%}
-        {#- a record left by an embedded staging would miss what this one makes -#}
-        {%- do run_query('drop view if exists global_temp.cdc_bronze_stamps') -%}
+    {%- set catalog = _bronze_catalog() -%}
+    {%- if catalog['server'] or not catalog['derby'] -%}
+        {#- a record an embedded staging left (this session named a server
+            since) would miss what this one makes; an application without
+            Derby never has one -#}
+        {%- if catalog['derby'] -%}
+            {%- do run_query('drop view if exists global_temp.cdc_bronze_stamps') -%}
+        {%- endif -%}
         {{ return(none) }}
     {%- endif -%}
     {%- set recorded = {} -%}

@@ -30,8 +30,9 @@ lines file read while still being written is held back by the models (its
 last line incomplete) and read again once it changes. A gzip file in a local
 folder modified in the last 10 minutes is opened to its end first: while it
 ends before its end-of-stream marker (or is unsettled), its source's models
-are not run (their run would read it, and Spark's reader fails on it naming
-no file); the follower says which file it waits for.
+are not run (their run would read it, and Spark's reader fails on it, often
+naming no file), nor the first run, which runs every model; the follower
+says which file it waits for.
 
 With --maintain-every, the tables its runs wrote (the models, their
 `<model>__cdc_*` state tables, the schema's `cdc_*` logs) get the table
@@ -135,6 +136,8 @@ class Follower:
         # gzip files opened: path -> ((modified ms, size), cut); sources waiting for cut ones
         self.gzip_checked: dict[str, tuple[tuple[int, int], bool]] = {}
         self.waiting: dict[str, list[str]] = {}
+        self.catching_up = False  # the first run, put off while a gzip file is being copied
+        self.unreleased: dict[str, Any] | None = None  # a maintenance's lock, not released
         self.applied: list[Applied] = []
         self.runs = 0
         self.unmaintained: set[str] = set()  # models run since the last maintenance
@@ -293,13 +296,18 @@ class Follower:
     def _gzip_cut(self, path: str, stat: tuple[int, int], now_ms: float) -> bool:
         """Whether `path` is a gzip file in a local folder still being copied:
         changed within --settle seconds, or ending before its end-of-stream
-        marker. Only files modified in the last GZIP_CHECK_SECONDS are
-        opened (each once per size and time), so a follower's start does
-        not decompress the folders' history; an older cut file, a gzip file
-        damaged otherwise, and gzip files elsewhere (object stores write
-        whole objects) are left to the run, which fails on them."""
-        if (not path.endswith(".gz") or not os.path.isfile(path)
-                or now_ms - stat[0] > GZIP_CHECK_SECONDS * 1000):
+        marker. Files are opened (each once per size and time) only when
+        modified in the last GZIP_CHECK_SECONDS, so a follower's start does
+        not decompress the folders' history; one found cut stays held until
+        it changes, however long. A cut file older than that when first
+        seen, a gzip file damaged otherwise, and gzip files elsewhere
+        (object stores write whole objects) are left to the run, which
+        fails on them."""
+        if not path.endswith(".gz") or not os.path.isfile(path):
+            return False
+        if self.gzip_checked.get(path, ((), False)) == (stat, True):
+            return True
+        if now_ms - stat[0] > GZIP_CHECK_SECONDS * 1000:
             return False
         if now_ms - stat[0] < self.options.settle * 1000:
             return True
@@ -323,7 +331,9 @@ class Follower:
 
     def cycle(self, first: bool = False) -> list[Applied]:
         """Look for new files; run the models that read them (every followed
-        model when `first`); return the files that run made visible."""
+        model when `first`, or while that run waits); return the files
+        that run made visible."""
+        first = first or self.catching_up
         new = self._new_files()
         if not new and not first:
             return []
@@ -333,12 +343,18 @@ class Follower:
             new = self._new_files()
             first = True
         reading = self.models if first else [m for uid in new for m in self.sources[uid].models]
-        if self.waiting:  # their runs would read a cut gzip file: not run until it is whole
-            held = {m for uid in self.waiting for m in self.sources[uid].models}
-            reading = [m for m in reading if m not in held]
-            if not reading:
-                return []
-        names = self._selection(list(dict.fromkeys(reading)), first)
+        held = {m for uid in self.waiting for m in self.sources[uid].models}
+        if held and first:  # the catch-up run reads every model's files: after the copies
+            if not self.catching_up:
+                _say("catching up waits until the gzip file(s) being copied are whole")
+            self.catching_up = True
+            return []
+        # their runs would read a cut gzip file: not run until it is whole
+        reading = [m for m in reading if m not in held]
+        if not reading:
+            return []
+        names = [name for name in self._selection(list(dict.fromkeys(reading)), first)
+                 if name not in {self.manifest.nodes[m].name for m in held}]
         count = sum(len(files) for files in new.values())
         if first:  # every file is new to this process; the file logs say which are applied
             _say(f"catching up ({count} data file(s) in the folders, those not in the file "
@@ -348,6 +364,8 @@ class Follower:
             _say(f"{count} new file(s) in {where}: dbt {self._command()} of {len(names)} "
                  f"model(s): {' '.join(names)}")
         started = time.time()
+        if self.unreleased is not None:  # the run would find the lock held: released first
+            self._release_lock()
         # (--no-write-json: a turn does not rewrite manifest.json, 1.3 MB for
         # the sample, nor run_results.json; the parse at start wrote the manifest)
         self._dbt([self._command(), "--select", *names, "--no-write-json",
@@ -355,6 +373,7 @@ class Follower:
                   manifest=self.manifest)
         visible = time.time()
         self.runs += 1
+        self.catching_up = False
         self.unmaintained.update(names)
         for files in new.values():
             self.seen.update(files)
@@ -407,12 +426,25 @@ class Follower:
         for line in format_report(rows).splitlines():
             _say(line)
         _say(f"maintenance took {time.time() - started:.2f} s")
-        if held is not None:
-            _say(f"maintenance done, but builds are refused until the lock is released or "
-                 f"expires: {held}")
+        if held is not None:  # the follower's runs would be refused: tried again before them
+            self.unreleased = dict(self.options.vars, lakehouse_lock_holder=run_id)
+            _say(f"maintenance done, but {held}. It is tried again before the next run; "
+                 "until released (or expired) the lock refuses every build")
         self.unmaintained.clear()
         self.maintained_at = time.time()
         return rows
+
+    def _release_lock(self) -> None:
+        """Release the build lock a maintenance kept (maintain_if_due); when
+        it still cannot be, LockNotReleased stops the follower, whose run
+        the lock would refuse."""
+        from lakehouse_cdc.maintain import release_lock
+
+        holder = self.unreleased["lakehouse_lock_holder"]
+        release_lock(self.unreleased, lambda args, given: self._dbt(args, manifest=self.manifest,
+                                                                    vars=given))
+        self.unreleased = None
+        _say(f"the build lock held by {holder} is released")
 
     def _written_tables(self) -> list[str]:
         """The tables (`schema.table`) of the models run since the last
@@ -532,8 +564,8 @@ def follow(options: FollowOptions) -> int:
     _say(summary(follower.applied))
     waiting = [path for paths in follower.waiting.values() for path in paths]
     if waiting:
-        _say(f"not applied: {len(waiting)} gzip file(s) still being copied, and the other new "
-             f"files of their sources: {', '.join(waiting)}")
+        _say(f"not applied: the new files of the sources of {len(waiting)} gzip file(s) still "
+             f"being copied: {', '.join(waiting)}")
     return 0
 
 

@@ -67,6 +67,8 @@ def run_holding_lock(args: list[str], vars: dict[str, Any] | None, run_id: str,
     job holding the lock) keeps it: that job releases it. A release that
     fails after the operation succeeded raises LockNotReleased (the work is
     done; the lock stays held)."""
+    from lakehouse_cdc.dbt_runner import LockNotReleased
+
     vars = dict(vars or {})
     release = "lakehouse_lock_holder" not in vars and _may_lock(vars)
     vars.setdefault("lakehouse_lock_holder", run_id)
@@ -75,12 +77,13 @@ def run_holding_lock(args: list[str], vars: dict[str, Any] | None, run_id: str,
     except BaseException:
         if release:  # the operation's error goes on; a failed release is only printed
             try:
-                _release(vars, run)
+                release_lock(vars, run)
             except BaseException as error:  # noqa: BLE001 (printed; the first error wins)
-                print(f"[maintain] {_held(vars, error)}", file=sys.stderr)
+                held = error if isinstance(error, LockNotReleased) else _held(vars, error)
+                print(f"[maintain] {held}", file=sys.stderr)
         raise
     if release:
-        _release(vars, run)
+        release_lock(vars, run)
 
 
 def _may_lock(vars: dict[str, Any]) -> bool:
@@ -91,7 +94,10 @@ def _may_lock(vars: dict[str, Any]) -> bool:
     return bool(vars.get("lakehouse_build_lock", os.environ.get("DBT_TARGET", "local") != "local"))
 
 
-def _release(vars: dict[str, Any], run: Callable[[list[str], dict[str, Any]], Any]) -> None:
+def release_lock(vars: dict[str, Any], run: Callable[[list[str], dict[str, Any]], Any]) -> None:
+    """Release the build lock held as vars' `lakehouse_lock_holder`, through
+    `run(args, vars)`; LockNotReleased, saying how to release it by hand,
+    when that fails."""
     from lakehouse_cdc.dbt_runner import DbtError, LockNotReleased
 
     holder = vars["lakehouse_lock_holder"]
