@@ -207,7 +207,8 @@
     making a table anew leaves no record that would outlive the table's
     stamp. Only on the embedded catalog, where no other process can drop or
     create a table between two runs; elsewhere (a shared catalog) none, and
-    any record is dropped: every staging reads the stamps from the catalog. A table dropped by
+    where Derby is configured but a metastore server is named, any record is
+    dropped: every staging reads the stamps from the catalog. A table dropped by
     other means in this application is missed by name (_bronze_ddl_stamps). -#}
 {% macro _bronze_recorded_stamps() %}
     {%- set catalog = _bronze_catalog() -%}

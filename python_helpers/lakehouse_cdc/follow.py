@@ -337,18 +337,17 @@ class Follower:
         new = self._new_files()
         if not new and not first:
             return []
+        if first and self.waiting:  # the catch-up run reads every model's files: after the copies
+            return self._put_off_catching_up()
         if self._project_stamp() != self.stamp:
             _say("the project changed: parsing it again")
             self._load_project()
             new = self._new_files()
             first = True
+            if self.waiting:
+                return self._put_off_catching_up()
         reading = self.models if first else [m for uid in new for m in self.sources[uid].models]
         held = {m for uid in self.waiting for m in self.sources[uid].models}
-        if held and first:  # the catch-up run reads every model's files: after the copies
-            if not self.catching_up:
-                _say("catching up waits until the gzip file(s) being copied are whole")
-            self.catching_up = True
-            return []
         # their runs would read a cut gzip file: not run until it is whole
         reading = [m for m in reading if m not in held]
         if not reading:
@@ -356,6 +355,8 @@ class Follower:
         names = [name for name in self._selection(list(dict.fromkeys(reading)), first)
                  if name not in {self.manifest.nodes[m].name for m in held}]
         count = sum(len(files) for files in new.values())
+        if self.unreleased is not None:  # the run would find the lock held: released first
+            self._release_lock()
         if first:  # every file is new to this process; the file logs say which are applied
             _say(f"catching up ({count} data file(s) in the folders, those not in the file "
                  f"logs are applied): dbt {self._command()} of {len(names)} model(s)")
@@ -364,8 +365,6 @@ class Follower:
             _say(f"{count} new file(s) in {where}: dbt {self._command()} of {len(names)} "
                  f"model(s): {' '.join(names)}")
         started = time.time()
-        if self.unreleased is not None:  # the run would find the lock held: released first
-            self._release_lock()
         # (--no-write-json: a turn does not rewrite manifest.json, 1.3 MB for
         # the sample, nor run_results.json; the parse at start wrote the manifest)
         self._dbt([self._command(), "--select", *names, "--no-write-json",
@@ -383,6 +382,12 @@ class Follower:
         _say(f"run {self.runs} took {visible - started:.2f} s; {len(done)} file(s) applied")
         self.applied.extend(done)
         return done
+
+    def _put_off_catching_up(self) -> list[Applied]:
+        if not self.catching_up:
+            _say("catching up waits until the gzip file(s) being copied are whole")
+        self.catching_up = True
+        return []
 
     # -- maintenance --------------------------------------------------------
 
@@ -514,7 +519,7 @@ def summary(applied: list[Applied]) -> str:
 
 
 def follow(options: FollowOptions) -> int:
-    from lakehouse_cdc.dbt_runner import DbtError
+    from lakehouse_cdc.dbt_runner import DbtError, LockNotReleased
     from lakehouse_cdc.home import lakehouse_home
     from lakehouse_cdc.spark import get_spark, not_on_local_target
 
@@ -553,20 +558,46 @@ def follow(options: FollowOptions) -> int:
                 break
             else:
                 time.sleep(options.interval)
+    except LockNotReleased as error:
+        _say(f"stopping before the next run, which the lock would refuse: {error}")
+        _say(summary(follower.applied))
+        return 1
     except DbtError as error:
         _say(f"a run failed; nothing after it was applied. Fix the cause and start again:\n"
              f"{error}")
         _say(summary(follower.applied))
         return 1
-    except KeyboardInterrupt:
-        _say(summary(follower.applied))
+    except KeyboardInterrupt:  # (stop now: the lock, if any, is not released)
+        _finish(follower, release=False)
         return 130
-    _say(summary(follower.applied))
+    _finish(follower)
+    return 0
+
+
+def _finish(follower: Follower, release: bool = True) -> None:
+    """What a follower stopping on request leaves: the build lock a
+    maintenance kept, released now (`release`) or the command that releases
+    it; the files it did not apply; its summary."""
+    from lakehouse_cdc.dbt_runner import LockNotReleased
+
+    if follower.unreleased is not None:
+        holder = follower.unreleased["lakehouse_lock_holder"]
+        if not release:
+            _say(f"the build lock held by {holder} is still held; release it: dbt run-operation "
+                 f"lakehouse_lock_release --args '{{holder: {holder}}}'")
+        else:
+            try:
+                follower._release_lock()
+            except LockNotReleased as error:
+                _say(str(error))
     waiting = [path for paths in follower.waiting.values() for path in paths]
-    if waiting:
+    if follower.catching_up:
+        _say(f"not applied: the first run (every model's new files) waited for "
+             f"{len(waiting)} gzip file(s) still being copied: {', '.join(waiting)}")
+    elif waiting:
         _say(f"not applied: the new files of the sources of {len(waiting)} gzip file(s) still "
              f"being copied: {', '.join(waiting)}")
-    return 0
+    _say(summary(follower.applied))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -174,6 +174,7 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
     that succeeds and then cannot release the lock is reported done, with
     its rows and how to release the lock, and the lock is released before
     the follower's next run."""
+    from lakehouse_cdc.dbt_runner import LockNotReleased
     from lakehouse_cdc.follow import Follower, FollowOptions
 
     sim = simulated(**KNOBS)
@@ -236,8 +237,12 @@ def test_a_failed_maintenance_is_reported_and_following_goes_on(spark, simulated
     lock = f"{schema}_ops.lakehouse_lock"
     holders = [r.holder for r in spark.sql(f"select holder from {lock}").collect()]
     assert holders == [rows[0]["run_id"]], holders
-    # the follower's next run would find the lock held: it releases it first
+    # the follower's next run would find the lock held: it releases it
+    # first, and stops (the run not begun) while it still cannot
     follower._dbt = dbt
+    with pytest.raises(LockNotReleased, match="lakehouse_lock_release --args"):
+        follower.cycle(first=True)
+    assert "catching up (" not in capsys.readouterr().out
     spark.sql(f"alter table {lock} rename column gone to purpose")
     assert follower.cycle(first=True) == []  # (nothing new: a catch-up run)
     out = capsys.readouterr().out
