@@ -179,8 +179,7 @@
 {#- Whether the catalog is the embedded one (Hive metastore on Derby),
     which only this process can open (_bronze_catalog) -#}
 {% macro _bronze_catalog_is_embedded() %}
-    {%- set catalog = _bronze_catalog() -%}
-    {{ return(catalog['derby'] and not catalog['server']) }}
+    {{ return(_bronze_catalog()['embedded']) }}
 {% endmacro %}
 
 {#- The session's catalog, from its settings (one statement): {'derby':
@@ -188,14 +187,15 @@
     embedded profile sets (the connection URL itself reads back redacted),
     'server': a metastore server is named (hive.metastore.uris, through
     Spark's spark.hadoop. or spark.hive. prefix), which Spark uses instead,
-    shared with other processes} -#}
+    shared with other processes; 'embedded': Derby and no server} -#}
 {% macro _bronze_catalog() %}
     {%- set settings = {} -%}
     {%- for row in run_query('set').rows -%}{%- do settings.update({row[0]: row[1]}) -%}{%- endfor -%}
     {%- set uris = [settings.get('spark.hadoop.hive.metastore.uris'), settings.get('spark.hive.metastore.uris')] -%}
     {#- (agate reads an empty value as none) -#}
-    {{ return({'derby': 'org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or ''),
-               'server': uris | select | map('trim') | select | list | length > 0}) }}
+    {%- set derby = 'org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or '') -%}
+    {%- set server = uris | select | map('trim') | select | list | length > 0 -%}
+    {{ return({'derby': derby, 'server': server, 'embedded': derby and not server}) }}
 {% endmacro %}
 
 {#- The `lakehouse.ddl` stamps of the bronze tables and views this Spark
@@ -212,7 +212,7 @@
     other means in this application is missed by name (_bronze_ddl_stamps). -#}
 {% macro _bronze_recorded_stamps() %}
     {%- set catalog = _bronze_catalog() -%}
-    {%- if catalog['server'] or not catalog['derby'] -%}
+    {%- if not catalog['embedded'] -%}
         {#- a record an embedded staging left (this session named a server
             since) would miss what this one makes; an application without
             Derby never has one -#}
