@@ -667,8 +667,12 @@
             on l.file = o.file and l.block_start = o.block_start
 {%- endmacro %}
 
+{#- The first line without its byte-order mark, every byte of it kept: a
+    regular expression decodes the line and writes invalid UTF-8 back as
+    U+FFFD, which changed the line's bytes (the byte count then failed the
+    file, held it, or let the altered value through). -#}
 {% macro _bronze_bom_stripped(line) -%}
-    case when line_no = 1 then regexp_replace({{ line }}, '^\uFEFF', '') else {{ line }} end
+    case when line_no = 1 and startswith({{ line }}, '\uFEFF') then substr({{ line }}, 2) else {{ line }} end
 {%- endmacro %}
 
 {% macro _bronze_raw_lines(lines_table, predicate) %}
@@ -752,6 +756,10 @@
             when cast(decode(cast(line as binary), 'UTF-8') as binary) <> cast(line as binary)
                 then 'malformed: invalid UTF-8'
             when raw_fields is null then 'malformed: not a JSON object'
+            {#- the readers stop after the first object: a second one on the
+                line (two lines joined), or any text after it, would be lost -#}
+            when json_array_length(concat('[', text, ']')) is distinct from 1
+                then 'malformed: not one JSON object (more text after it: two lines joined?)'
             when not map_contains_key(raw_fields, {{ sql_string(cfg['op_column']) }})
                 and map_contains_key(raw_fields, 'source')
                 and (map_contains_key(raw_fields, 'after') or map_contains_key(raw_fields, 'before'))
@@ -870,8 +878,14 @@
     instant, when it has no more than microseconds (more digits stay as
     written, and silver quarantines them). -#}
 {% macro _bronze_epoch_text(expr, unit) %}
+    {#- a count of milliseconds beyond a count of microseconds' range (such as
+        Debezium's value for PostgreSQL's infinity) fails timestamp_millis:
+        it stays as written -#}
+    {%- set number = 'try_cast(' ~ expr ~ ' as bigint)' -%}
+    {%- set number = 'case when ' ~ number ~ ' between -9223372036854775 and 9223372036854775 then ' ~ number ~ ' end'
+                     if unit == 'millis' else number %}
     case when {{ expr }} rlike '^-?[0-9]+$'
-        then coalesce(date_format(timestamp_{{ unit }}(try_cast({{ expr }} as bigint)), 'yyyy-MM-dd HH:mm:ss.SSSSSS'),
+        then coalesce(date_format(timestamp_{{ unit }}({{ number }}), 'yyyy-MM-dd HH:mm:ss.SSSSSS'),
                       {{ expr }})
         when {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6}0*)?(Z|[+-][0-9]{2}:[0-9]{2})$'
         then coalesce(date_format(try_cast({{ expr }} as timestamp), 'yyyy-MM-dd HH:mm:ss.SSSSSS'), {{ expr }})
