@@ -406,7 +406,10 @@
         select
             *,
             {{ phase_expr }} as phase,
-            case when complete and text like '%\r' then substr(text, 1, length(text) - 1)
+            {#- the CR cut by bytes: counted in characters, a cut multi-byte
+                character before it took the CR and the bytes before it -#}
+            case when complete and text like '%\r'
+                 then cast(substr(cast(text as binary), 1, octet_length(text) - 1) as string)
                  else text end as record
         from (
             select
@@ -712,6 +715,7 @@
         select
             *,
             from_json(body, 'map<string, string>') as raw_fields,
+            {{ _bronze_json_one_value('text') }} as one_value,
             {#- every name as written, a name written twice twice (the map keeps one) -#}
             json_object_keys(body) as field_names,
             sum(octet_length(line) + 1) over (partition by file) as file_bytes
@@ -737,8 +741,7 @@
                                     (k, v) -> lower(k)) end as fields,
             count(*) over (partition by file) as file_rows
         from parsed
-        where not (body <=> '' or body <=> 'null')
-            and not {{ _bronze_is_schema_event(cfg, 'raw_fields') }}
+        where text <> '' and not {{ _bronze_debezium_skipped(cfg, 'one_value', 'body', 'raw_fields') }}
     )
 
     select
@@ -755,11 +758,11 @@
         case
             when cast(decode(cast(line as binary), 'UTF-8') as binary) <> cast(line as binary)
                 then 'malformed: invalid UTF-8'
-            when raw_fields is null then 'malformed: not a JSON object'
-            {#- the readers stop after the first object: a second one on the
-                line (two lines joined), or any text after it, would be lost -#}
-            when json_array_length(concat('[', text, ']')) is distinct from 1
-                then 'malformed: not one JSON object (more text after it: two lines joined?)'
+            {#- the JSON readers stop after the first value: a second one on
+                the line (two lines joined), or any text after it, would be lost -#}
+            when not one_value and from_json(text, 'map<string, string>') is not null
+                then 'malformed: more than one JSON value on the line, or text after it (two lines joined?)'
+            when raw_fields is null or not one_value then 'malformed: not a JSON object'
             when not map_contains_key(raw_fields, {{ sql_string(cfg['op_column']) }})
                 and map_contains_key(raw_fields, 'source')
                 and (map_contains_key(raw_fields, 'after') or map_contains_key(raw_fields, 'before'))
@@ -802,6 +805,23 @@
         when {{ text }} rlike '"payload"\\s*:\\s*null\\s*}$' then 'null'
         else get_json_object({{ text }}, '$.payload')
     end
+{%- endmacro %}
+
+{#- Whether a Debezium line is an event that is not a change, skipped and
+    counted (cdc_file_log.events_skipped): a tombstone (`null`) or a
+    schema-change event, alone on its line (`one_value`:
+    _bronze_json_one_value of the line; a line holding more, two lines
+    joined, is malformed, never skipped). `body`: the line's change
+    (_bronze_change_json); `fields`: the body as a map. -#}
+{% macro _bronze_debezium_skipped(cfg, one_value, body, fields) -%}
+    (({{ body }} <=> 'null' or {{ _bronze_is_schema_event(cfg, fields) }}) and {{ one_value }})
+{%- endmacro %}
+
+{#- Whether `text` is one JSON value and nothing after it. Spark's JSON
+    readers stop after the first value, and json_array_length at the first
+    closing bracket: the text is read as the first of two elements. -#}
+{% macro _bronze_json_one_value(text) -%}
+    (json_array_length(concat('[', {{ text }}, ',0]')) <=> 2)
 {%- endmacro %}
 
 {#- True for a Debezium schema-change event (`fields`: the line's JSON as a

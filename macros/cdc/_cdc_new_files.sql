@@ -605,9 +605,9 @@
 {% endmacro %}
 
 {#
-    Debezium files may hold schema-change events (_bronze_is_schema_event)
-    and `null` lines (the tombstone written after a delete): not changes,
-    skipped by bronze, but counted per file here, in the cached
+    Debezium files may hold schema-change events and `null` lines (the
+    tombstone written after a delete): not changes, skipped by bronze by
+    one rule (_bronze_debezium_skipped), but counted per file here, in the cached
     `<model>__cdc_events`, for the file log (cdc_apply), so that every line
     but a blank one is accounted for. Only the new files' lines are read.
 #}
@@ -622,16 +622,19 @@
         cache table {{ events }} as
         select file_path, count(*) as events_skipped
         from (
-            select file_path, body, from_json(body, 'map<string, string>') as fields
+            select file_path, body, from_json(body, 'map<string, string>') as fields,
+                   {{ _bronze_json_one_value('text') }} as one_value
             from (
-                select _metadata.file_path as file_path,
-                       {{ _bronze_change_json(cfg, _bronze_line_text('value')) }} as body
-                from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
-                        else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
-                where _metadata.file_path in ({{ literals | join(', ') }})
+                select file_path, text, {{ _bronze_change_json(cfg, 'text') }} as body
+                from (
+                    select _metadata.file_path as file_path, {{ _bronze_line_text('value') }} as text
+                    from {{ _cdc_new_lines_table(node) if _cdc_new_lines_usable(node, paths)
+                            else node.schema ~ '.' ~ (node.identifier or node.name) ~ '__lines' }}
+                    where _metadata.file_path in ({{ literals | join(', ') }})
+                ) as trimmed
             ) as raw
         ) as lines
-        where body = 'null' or {{ _bronze_is_schema_event(cfg, 'fields') }}
+        where {{ _bronze_debezium_skipped(cfg, 'one_value', 'body', 'fields') }}
         group by file_path
     {%- endset -%}
     {%- do run_query(query) -%}

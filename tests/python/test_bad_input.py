@@ -418,24 +418,28 @@ def items_nh_corpus(c: Corpus) -> list[CorpusFile]:
     # a first row a header-less reader must not swallow as a header
     first = [c.change("I", 9)]
     out.append(CorpusFile("20250101-000004000.csv", lines(None, first), first))
-    # invalid UTF-8 in a file's first row (a BOM strip rewrote it as U+FFFD,
-    # so the byte count failed the run, held the file for good, or, gzip,
-    # let the altered value in): a lone byte, a cut 3-byte sequence, gzip
-    for key, (name, bad) in enumerate(NOT_UTF8_FIRST_LINE.items(), start=10):
+    # invalid UTF-8 in a file's first row, each before a good row
+    for key, (name, (inside, end, line_end)) in enumerate(NOT_UTF8_ROWS.items(), start=10):
         invalid = c.change("I", key, outcome="quarantined", reasons=("malformed",))
         good = c.change("I", key + 10)
-        data = (encode(invalid.fields).replace(",n,", f",n{bad},", 1) + "\n"
-                + encode(good.fields) + "\n").encode("utf-8", "surrogateescape")
+        data = (encode(invalid.fields).replace(",n,", f",n{inside},", 1) + end + line_end
+                + encode(good.fields) + line_end).encode("utf-8", "surrogateescape")
         out.append(CorpusFile(name, gzip.compress(data) if name.endswith(".gz") else data,
                               [invalid, good]))
     return out
 
 
 #: headerless files whose first row holds bytes that are not UTF-8 (as
-#: surrogate escapes), by name
-NOT_UTF8_FIRST_LINE = {"20250101-000013100.csv": "\udcff",
-                       "20250101-000013200.csv": "\udce2\udc82",
-                       "20250101-000013300.csv.gz": "\udcff"}
+#: surrogate escapes), by name: (after the name field's `n`, at the row's
+#: end, the line end). On the first line a byte-order-mark strip rewrote
+#: them as U+FFFD (the byte count then failed the run, held the file for
+#: good or, gzip, let the altered value in): a lone byte, a cut 3-byte
+#: sequence, gzip. Before a CR, stripping the CR by characters took a cut
+#: character's byte with it (the row applied, altered).
+NOT_UTF8_ROWS = {"20250101-000013100.csv": ("\udcff", "", "\n"),
+                 "20250101-000013200.csv": ("\udce2\udc82", "", "\n"),
+                 "20250101-000013300.csv.gz": ("\udcff", "", "\n"),
+                 "20250101-000013400.csv": ("", "\udcc3", "\r\n")}
 
 
 def land(folder: Path, files: list[CorpusFile], mtime: float | None = None) -> None:
@@ -562,7 +566,7 @@ def check_run(
             assert reason.split(":")[0] in row.reasons, (f.name, number, reason, row.reasons)
             raw = row.raw if row.raw is not None else encode(row.fields)
             # not UTF-8: compared by reason only
-            if f.name != "20250101-000013000.csv" and f.name not in NOT_UTF8_FIRST_LINE:
+            if f.name != "20250101-000013000.csv" and f.name not in NOT_UTF8_ROWS:
                 assert record == raw, (f.name, number, record, raw)
     audit = spark.sql(
         f"select * from {schema}_silver.cdc_run_audit where model_name = '{model}'"
@@ -1767,15 +1771,23 @@ def _dbz_millis_range() -> list[str]:
 
 
 def _dbz_joined() -> list[str]:
-    """Lines holding more than one JSON object (files joined without a line
-    end between them), or text after one, each after a good line."""
-    wrapped = json.dumps({"schema": {"type": "struct", "optional": False},
-                          "payload": json.loads(dbz_event("c", 6, 1005))})
+    """Lines holding more than one JSON value (files joined without a line
+    end between them), or text after one, each after a good line: a change
+    after a schema-change event or before a tombstone too, which were
+    skipped as those (and the change lost)."""
+    def wrapped(payload: dict | None) -> str:
+        return json.dumps({"schema": {"type": "struct", "optional": False}, "payload": payload})
+
+    schema_event = json.dumps({"ddl": "alter table items add x int", "tableChanges": []})
     return [dbz_event("c", 1, 1000),
             dbz_event("c", 2, 1001) + dbz_event("c", 3, 1002),
             dbz_event("c", 4, 1003) + " ,",
             dbz_event("c", 5, 1004) + ", " + dbz_event("c", 7, 1006),
-            wrapped + wrapped.replace('"item_id": 6', '"item_id": 8')]
+            wrapped(json.loads(dbz_event("c", 6, 1005)))
+            + wrapped(json.loads(dbz_event("c", 8, 1007))),
+            schema_event + dbz_event("c", 9, 1008),
+            wrapped(json.loads(dbz_event("c", 10, 1009))) + wrapped(None),
+            dbz_event("c", 11, 1010) + "]" + dbz_event("c", 12, 1011)]
 
 
 #: the one-file Debezium cases: each the one file of a source and a model of
@@ -1837,16 +1849,21 @@ def _dbz_case(spark, schema: str, case: str, table: str) -> list:
                      f"where model_name = 'slv_hostile__dbz_{case}'").collect()
 
 
+def _dbz_kept_and_quarantined(spark, schema: str, case: str) -> tuple[list, list]:
+    """The case's silver keys, and its quarantine as (row, reason, line), sorted."""
+    keys = sorted(r.item_id for r in spark.table(
+        f"{schema}_silver.slv_hostile__dbz_{case}").collect())
+    return keys, sorted((r.row_number, r.reason, r.record)
+                        for r in _dbz_case(spark, schema, case, "cdc_quarantine"))
+
+
 def test_debezium_numbers_out_of_range_are_quarantined_not_nulled(spark, one_file_debezium):
     """A Debezium timestamp (microseconds) or date (days) is a number turned
     into text; a number beyond the range of that conversion is quarantined
     as unparseable, with its line, never stored as NULL."""
-    schema = one_file_debezium
-    assert [r.item_id for r in spark.table(f"{schema}_silver.slv_hostile__dbz_range").collect()] \
-        == [1]
+    keys, quarantine = _dbz_kept_and_quarantined(spark, one_file_debezium, "range")
+    assert keys == [1], keys
     written = _dbz_out_of_range()
-    quarantine = sorted((r.row_number, r.reason, r.record)
-                        for r in _dbz_case(spark, schema, "range", "cdc_quarantine"))
     assert quarantine == [(2, "unparseable_value: seen_at", written[1]),
                           (3, "unparseable_value: born", written[2])], quarantine
 
@@ -1869,34 +1886,30 @@ def test_debezium_millisecond_numbers_beyond_range_are_quarantined(spark, one_fi
     value for PostgreSQL's 'infinity' and '-infinity'), in a column or in
     __source_ts_ms, is quarantined as unparseable with its line; the file's
     other rows apply (the conversion's overflow failed every run before)."""
-    schema = one_file_debezium
-    assert [r.item_id for r in spark.table(
-        f"{schema}_silver.slv_hostile__dbz_millis_range").collect()] == [1]
+    keys, quarantine = _dbz_kept_and_quarantined(spark, one_file_debezium, "millis_range")
+    assert keys == [1], keys
     written = _dbz_millis_range()
-    quarantine = sorted((r.row_number, r.reason, r.record)
-                        for r in _dbz_case(spark, schema, "millis_range", "cdc_quarantine"))
     assert quarantine == [(2, "unparseable_value: seen_at", written[1]),
                           (3, "unparseable_value: seen_at", written[2]),
                           (4, "unparseable_value: commit timestamp", written[3])], quarantine
 
 
 def test_debezium_line_with_more_than_one_json_object_is_quarantined(spark, one_file_debezium):
-    """A line holding two JSON objects (two files joined without a line end
-    between them; with Kafka Connect's schema block too), or text after its
-    object, is quarantined whole with its text: JSON readers stop after the
-    first object, which applied alone and lost the second without a trace
-    before."""
-    schema = one_file_debezium
-    assert [r.item_id for r in spark.table(
-        f"{schema}_silver.slv_hostile__dbz_joined").collect()] == [1]
+    """A line holding two JSON values (two files joined without a line end
+    between them; with Kafka Connect's schema block too; after a
+    schema-change event or before a tombstone, which were skipped whole), or
+    text after its object, is quarantined whole with its text: JSON readers
+    stop after the first value, which applied alone and lost the second
+    without a trace before."""
+    keys, quarantine = _dbz_kept_and_quarantined(spark, one_file_debezium, "joined")
+    assert keys == [1], keys
     written = _dbz_joined()
-    quarantine = sorted((r.row_number, r.reason, r.record)
-                        for r in _dbz_case(spark, schema, "joined", "cdc_quarantine"))
-    reason = "malformed: not one JSON object (more text after it: two lines joined?)"
-    assert quarantine == [(n, reason, written[n - 1]) for n in (2, 3, 4, 5)], quarantine
-    log = [(r.rows_in_file, r.rows_applied, r.rows_quarantined)
-           for r in _dbz_case(spark, schema, "joined", "cdc_file_log")]
-    assert log == [(5, 1, 4)], log
+    reason = ("malformed: more than one JSON value on the line, or text after it "
+              "(two lines joined?)")
+    assert quarantine == [(n, reason, written[n - 1]) for n in range(2, 9)], quarantine
+    log = [(r.rows_in_file, r.rows_applied, r.rows_quarantined, r.events_skipped)
+           for r in _dbz_case(spark, one_file_debezium, "joined", "cdc_file_log")]
+    assert log == [(8, 1, 7, 0)], log
 
 
 def test_debezium_zoned_timestamp_is_the_same_instant(spark, one_file_debezium):
