@@ -446,7 +446,7 @@
                     select
                         *,
                         {{ _bronze_bom_stripped('line') }} as text,
-                        sum(length(line) - length(replace(line, '"', ''))) over (
+                        sum(octet_length(line) - octet_length(replace(line, '"', ''))) over (
                             partition by file order by line_no
                             rows between unbounded preceding and current row) % 2 = 0 as is_end
                     from ({{ _bronze_numbered_lines(lines_table, predicate) }}) as numbered
@@ -661,8 +661,10 @@
                     count(*) as lines,
                     min(read_id) as first_id,
                     {#- most lines hold no `"`: counted only in those that do (a
-                        replace per line cost 0.5 s of a 1M-line file's parse) -#}
-                    bool_or(instr(line, '"') > 0 and (length(line) - length(replace(line, '"', ''))) % 2 = 1) as odd
+                        replace per line cost 0.5 s of a 1M-line file's parse);
+                        counted in bytes: Spark's character functions take a
+                        cut multi-byte character and the `"` after it as one -#}
+                    bool_or(contains(line, '"') and (octet_length(line) - octet_length(replace(line, '"', ''))) % 2 = 1) as odd
                 from ({{ _bronze_raw_lines(lines_table, predicate) }}) as split_lines
                 group by file, block_start
             ) as splits
@@ -670,12 +672,14 @@
             on l.file = o.file and l.block_start = o.block_start
 {%- endmacro %}
 
-{#- The first line without its byte-order mark, every byte of it kept: a
-    regular expression decodes the line and writes invalid UTF-8 back as
+{#- The first line without its byte-order mark, every other byte of it kept:
+    a regular expression decodes the line and writes invalid UTF-8 back as
     U+FFFD, which changed the line's bytes (the byte count then failed the
-    file, held it, or let the altered value through). -#}
+    file, held it, or let the altered value through), and a substring by
+    characters reads past a cut character at the line's end. -#}
 {% macro _bronze_bom_stripped(line) -%}
-    case when line_no = 1 and startswith({{ line }}, '\uFEFF') then substr({{ line }}, 2) else {{ line }} end
+    case when line_no = 1 and startswith({{ line }}, '\uFEFF') then cast(substr(cast({{ line }} as binary), 4) as string)
+         else {{ line }} end
 {%- endmacro %}
 
 {% macro _bronze_raw_lines(lines_table, predicate) %}
@@ -761,7 +765,7 @@
             {#- the JSON readers stop after the first value: a second one on
                 the line (two lines joined), or any text after it, would be lost -#}
             when not one_value and from_json(text, 'map<string, string>') is not null
-                then 'malformed: more than one JSON value on the line, or text after it (two lines joined?)'
+                then 'malformed: not one JSON object (two lines joined, text after it, or a bare NaN)'
             when raw_fields is null or not one_value then 'malformed: not a JSON object'
             when not map_contains_key(raw_fields, {{ sql_string(cfg['op_column']) }})
                 and map_contains_key(raw_fields, 'source')
@@ -819,9 +823,10 @@
 
 {#- Whether `text` is one JSON value and nothing after it. Spark's JSON
     readers stop after the first value, and json_array_length at the first
-    closing bracket: the text is read as the first of two elements. -#}
+    closing bracket: the text must be an array's one element (nothing but
+    `]` after its first value) and the first of two (no `]` after it). -#}
 {% macro _bronze_json_one_value(text) -%}
-    (json_array_length(concat('[', {{ text }}, ',0]')) <=> 2)
+    (json_array_length(concat('[', {{ text }}, ']')) <=> 1 and json_array_length(concat('[', {{ text }}, ',0]')) <=> 2)
 {%- endmacro %}
 
 {#- True for a Debezium schema-change event (`fields`: the line's JSON as a

@@ -419,27 +419,31 @@ def items_nh_corpus(c: Corpus) -> list[CorpusFile]:
     first = [c.change("I", 9)]
     out.append(CorpusFile("20250101-000004000.csv", lines(None, first), first))
     # invalid UTF-8 in a file's first row, each before a good row
-    for key, (name, (inside, end, line_end)) in enumerate(NOT_UTF8_ROWS.items(), start=10):
+    for key, (name, (written, last, line_end)) in enumerate(NOT_UTF8_ROWS.items(), start=10):
         invalid = c.change("I", key, outcome="quarantined", reasons=("malformed",))
         good = c.change("I", key + 10)
-        data = (encode(invalid.fields).replace(",n,", f",n{inside},", 1) + end + line_end
-                + encode(good.fields) + line_end).encode("utf-8", "surrogateescape")
+        assert invalid.fields[-1] == "true"
+        row = encode(invalid.fields[:-1]).replace(",n,", f",{written},", 1) + "," + last
+        data = (row + line_end + encode(good.fields) + line_end).encode("utf-8", "surrogateescape")
         out.append(CorpusFile(name, gzip.compress(data) if name.endswith(".gz") else data,
                               [invalid, good]))
     return out
 
 
 #: headerless files whose first row holds bytes that are not UTF-8 (as
-#: surrogate escapes), by name: (after the name field's `n`, at the row's
-#: end, the line end). On the first line a byte-order-mark strip rewrote
+#: surrogate escapes), by name: (the name field as written, the last field
+#: (`active`) as written, the line end). On the first line a byte-order-mark strip rewrote
 #: them as U+FFFD (the byte count then failed the run, held the file for
 #: good or, gzip, let the altered value in): a lone byte, a cut 3-byte
 #: sequence, gzip. Before a CR, stripping the CR by characters took a cut
-#: character's byte with it (the row applied, altered).
-NOT_UTF8_ROWS = {"20250101-000013100.csv": ("\udcff", "", "\n"),
-                 "20250101-000013200.csv": ("\udce2\udc82", "", "\n"),
-                 "20250101-000013300.csv.gz": ("\udcff", "", "\n"),
-                 "20250101-000013400.csv": ("", "\udcc3", "\r\n")}
+#: character's byte with it (the row applied, altered). Before a closing
+#: quote, counting quotes by characters missed it (the row and the next
+#: read as one record with an open quote).
+NOT_UTF8_ROWS = {"20250101-000013100.csv": ("n\udcff", "true", "\n"),
+                 "20250101-000013200.csv": ("n\udce2\udc82", "true", "\n"),
+                 "20250101-000013300.csv.gz": ("n\udcff", "true", "\n"),
+                 "20250101-000013400.csv": ("n", "true\udcc3", "\r\n"),
+                 "20250101-000013500.csv": ("n", '"true\udcc3"', "\n")}
 
 
 def land(folder: Path, files: list[CorpusFile], mtime: float | None = None) -> None:
@@ -1787,7 +1791,12 @@ def _dbz_joined() -> list[str]:
             + wrapped(json.loads(dbz_event("c", 8, 1007))),
             schema_event + dbz_event("c", 9, 1008),
             wrapped(json.loads(dbz_event("c", 10, 1009))) + wrapped(None),
-            dbz_event("c", 11, 1010) + "]" + dbz_event("c", 12, 1011)]
+            dbz_event("c", 11, 1010) + "]" + dbz_event("c", 12, 1011),
+            dbz_event("c", 13, 1012) + "," + dbz_event("c", 14, 1013) + "]",
+            # not JSON (Python's json.dumps writes it): a string column took '"NaN"'
+            dbz_event("c", 15, 1014).replace('"name": "n"', '"name": NaN'),
+            # a schema block whose payload is a string: skipped, not counted
+            json.dumps({"schema": {"type": "string"}, "payload": ""})]
 
 
 #: the one-file Debezium cases: each the one file of a source and a model of
@@ -1900,16 +1909,18 @@ def test_debezium_line_with_more_than_one_json_object_is_quarantined(spark, one_
     schema-change event or before a tombstone, which were skipped whole), or
     text after its object, is quarantined whole with its text: JSON readers
     stop after the first value, which applied alone and lost the second
-    without a trace before."""
+    without a trace before. So are a bare NaN, which JSON does not allow,
+    and a schema block whose payload is a string (skipped uncounted
+    before)."""
     keys, quarantine = _dbz_kept_and_quarantined(spark, one_file_debezium, "joined")
     assert keys == [1], keys
     written = _dbz_joined()
-    reason = ("malformed: more than one JSON value on the line, or text after it "
-              "(two lines joined?)")
-    assert quarantine == [(n, reason, written[n - 1]) for n in range(2, 9)], quarantine
+    reason = "malformed: not one JSON object (two lines joined, text after it, or a bare NaN)"
+    assert quarantine == [(n, reason, written[n - 1]) for n in range(2, 11)] + [
+        (11, "malformed: not a JSON object", written[10])], quarantine
     log = [(r.rows_in_file, r.rows_applied, r.rows_quarantined, r.events_skipped)
            for r in _dbz_case(spark, one_file_debezium, "joined", "cdc_file_log")]
-    assert log == [(8, 1, 7, 0)], log
+    assert log == [(11, 1, 10, 0)], log
 
 
 def test_debezium_zoned_timestamp_is_the_same_instant(spark, one_file_debezium):
