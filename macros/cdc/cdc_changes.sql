@@ -78,6 +78,15 @@
     {%- set files = found['paths'] if found is not none else none -%}
     {%- set typed = {} -%}
     {%- for column in columns -%}
+        {#- bronze hands every value over as text: a cast to binary would
+            store the text's bytes (a Parquet value's base64), not the value -#}
+        {%- if (column.data_type or '') | lower | trim == 'binary' -%}
+            {%- do exceptions.raise_compiler_error("source " ~ node.source_name ~ "." ~ node.name ~ ", column "
+                ~ column.name ~ ": declared binary, but bronze reads every value as text (a Parquet binary "
+                ~ "value as base64, a CSV field as written), which a cast to binary would store as the text's "
+                ~ "bytes. Declare it string and decode it in the model (unbase64(" ~ column.name
+                ~ ") for Parquet). Nothing was read.") -%}
+        {%- endif -%}
         {%- do typed.update({column.name: column.data_type or 'string'}) -%}
     {%- endfor -%}
     {#- Debezium's placeholder for an unchanged TOAST value: not a value; the

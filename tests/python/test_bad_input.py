@@ -1109,6 +1109,25 @@ def test_typed_parquet_as_dms_writes_it(spark, project_copy, tmp_path):
     }, log
 
 
+def test_a_column_declared_binary_is_refused(spark, project_copy, tmp_path):
+    """A column declared `binary`: bronze hands values over as text (a
+    Parquet binary value as base64), which a cast to binary stored as the
+    text's bytes (0x000102 became the bytes of 'AAEC', silently). The run
+    stops before reading, naming the column and what to declare."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_pq", "items_pq")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    text = sources.read_text()
+    declared = "{name: name, data_type: 'string'}"
+    sources.write_text(text.replace(declared, "{name: name, data_type: 'binary'}"))
+    c = Corpus()
+    rows = [c.change("I", 1)]
+    _parquet(tmp_path / "landing" / "hostile" / "items_pq" / "20250101-000001000.parquet", rows,
+             {"item_id": "int64"})
+    build_fails(project, tmp_path, "t_binary_" + os.urandom(3).hex(), "slv_hostile__items_pq",
+                ("source hostile.items_pq, column name: declared binary",
+                 "Declare it string and decode it in the model (unbase64(name) for Parquet)"))
+
+
 def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
     spark, project_copy, tmp_path
 ):
