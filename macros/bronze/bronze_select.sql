@@ -406,8 +406,9 @@
         select
             *,
             {{ phase_expr }} as phase,
-            {#- the CR cut by bytes: counted in characters, a cut multi-byte
-                character before it took the CR and the bytes before it -#}
+            {#- the CR cut by bytes: Spark counts a cut multi-byte character
+                and the CR after it as one character, which a cut by
+                characters took away whole -#}
             case when complete and text like '%\r'
                  then cast(substr(cast(text as binary), 1, octet_length(text) - 1) as string)
                  else text end as record
