@@ -43,14 +43,19 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
              vars: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run the maintenance; return this run's audit rows (one per table).
     Where builds take the build lock, it is held and released as
-    run_holding_lock says."""
+    run_holding_lock says; a LockNotReleased (the maintenance done, the lock
+    still held) carries the run's audit rows as its `rows`."""
     from lakehouse_cdc.cluster import tables_for_target
-    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.dbt_runner import LockNotReleased, run_dbt
 
     run_id = f"maintain-{uuid.uuid4().hex[:12]}"
     tables = tables_for_target()
-    run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
-                     lambda args, given: run_dbt(args, schema=schema, vars=given))
+    try:
+        run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
+                         lambda args, given: run_dbt(args, schema=schema, vars=given))
+    except LockNotReleased as error:  # the maintenance itself is done: its rows go with it
+        error.rows = audit(tables, schema, run_id)
+        raise
     return audit(tables, schema, run_id)
 
 
@@ -144,15 +149,22 @@ def main(argv: list[str] | None = None) -> int:
                         "schema.table; repeatable")
     parser.add_argument("--dry-run", action="store_true",
                         help="say what would be done; change nothing")
+    parser.add_argument("--vars", type=_vars, default={},
+                        help="dbt vars as YAML, as dbt's --vars, e.g. "
+                        "'{lakehouse_build_lock: true}' or a policy under 'maintenance'")
     args = parser.parse_args(argv)
 
     from lakehouse_cdc.cluster import ClusterError
-    from lakehouse_cdc.dbt_runner import DbtError
+    from lakehouse_cdc.dbt_runner import DbtError, LockNotReleased
     from lakehouse_cdc.pipeline import lakehouse_home
 
     lakehouse_home()
     try:
-        rows = maintain(args.schema, args.select, args.dry_run)
+        rows = maintain(args.schema, args.select, args.dry_run, args.vars)
+    except LockNotReleased as error:  # done, but every build is refused until released
+        print(format_report(error.rows))
+        print(f"maintenance done, but {error}", file=sys.stderr)
+        return 1
     except (DbtError, ClusterError) as error:
         print(error, file=sys.stderr)
         return 1
@@ -160,3 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print(f"no Iceberg tables under {args.schema}_*: nothing to maintain", file=sys.stderr)
     return 0
+
+
+def _vars(text: str) -> dict[str, Any]:
+    """--vars: a YAML mapping, as dbt reads it."""
+    value = yaml.safe_load(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"not a YAML mapping: {text!r} (e.g. '{{key: value}}')")
+    return value

@@ -42,7 +42,8 @@ def _stats(spark, table: str) -> dict:
     return {"data": row.data, "deletes": row.deletes, "snapshots": snapshots}
 
 
-def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, schema, tmp_path):
+def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, schema, tmp_path,
+                                                             capsys, monkeypatch):
     sim = simulated(**KNOBS)
     scenario = Scenario(sim, tmp_path / "landing", schema)
     table = f"{schema}_silver.{MODEL}"
@@ -126,3 +127,35 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
     lock = f"{schema}_ops.lakehouse_lock"
     assert (not spark.catalog.tableExists(lock)
             or [r.holder for r in spark.sql(f"select holder from {lock}").collect()] == [None])
+
+    # `lakehouse maintain` that succeeds and then cannot release the lock (its
+    # table renames a column the release writes, between the maintenance and
+    # the release): the report printed, then how to release the lock, exit 1
+    from lakehouse_cdc import dbt_runner
+    from lakehouse_cdc.maintain import main as maintain_main
+
+    def breaking_the_release(args, **kwargs):
+        if args[:2] == ["run-operation", "lakehouse_lock_release"]:
+            spark.sql(f"alter table {lock} rename column purpose to gone")
+        return run_dbt(args, **kwargs)
+
+    monkeypatch.setattr(dbt_runner, "run_dbt", breaking_the_release)
+    capsys.readouterr()
+    code = maintain_main(["--schema", schema, "--select", "silver",
+                          "--vars", "{lakehouse_build_lock: true}"])
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    assert any(line.startswith(f"{table} ") for line in out.splitlines()), out  # its report line
+    assert "maintenance done, but the build lock held by maintain-" in err, err
+    holder = [r.holder for r in spark.sql(f"select holder from {lock}").collect()]
+    assert len(holder) == 1 and holder[0].startswith("maintain-"), holder
+    assert f"dbt run-operation lakehouse_lock_release --args '{{holder: {holder[0]}}}'" in err, err
+    audited = spark.sql(f"select table_name from {schema}_ops.maintenance_audit "
+                        f"where run_id = '{holder[0]}'").collect()
+    assert table in {r.table_name for r in audited}, audited
+    # the command printed releases it
+    monkeypatch.undo()
+    spark.sql(f"alter table {lock} rename column gone to purpose")
+    run_dbt(["run-operation", "lakehouse_lock_release", "--args", f"{{holder: {holder[0]}}}"],
+            schema=schema, vars={"lakehouse_build_lock": True})
+    assert [r.holder for r in spark.sql(f"select holder from {lock}").collect()] == [None]
