@@ -11,8 +11,8 @@
 
     Every change in a log is an event; the state of each source at an event
     is its last change up to then (histories joined on time). Changes sharing
-    a commit time collapse to the last one by sequence (the intermediate
-    states were never visible). A delete of the first source starts a
+    a commit time, and the whole full load, collapse to the last one by
+    sequence (the intermediate states were never visible). A delete of the first source starts a
     deleted-marker version (is_deleted, attributes null), so a key's versions
     have no gaps; is_current is true only for the open version of a live key.
     A truncate of a source (a log row with op T and a null key) is a delete,
@@ -139,9 +139,11 @@ states as (
             'op', _cdc_op{% for column in source.columns %}, '{{ column }}', {{ column }}{% endfor %}
         ) end, true) over ({{ window }}) as _s{{ loop.index }},
         {%- endfor %}
+        {#- an instant is a version's start (_scd2_valid_from): the whole
+            full load is one, whenever each of its rows was stamped -#}
         row_number() over (
-            partition by {{ entity_key }}, _cdc_commit_ts
-            order by _cdc_phase desc, _cdc_change_seq desc, _src desc
+            partition by {{ entity_key }}, {{ _scd2_valid_from() }}
+            order by _cdc_phase desc, _cdc_commit_ts desc, _cdc_change_seq desc, _src desc
         ) as _rank_in_instant
     from events
 ),
@@ -149,9 +151,7 @@ states as (
 flat as (
     select
         {{ entity_key }},
-        {#- nothing is known before the full load: its versions reach back to
-            the start of time, so facts older than the load find them -#}
-        case when _cdc_phase = 0 then timestamp '1900-01-01 00:00:00' else _cdc_commit_ts end as valid_from,
+        {{ _scd2_valid_from() }} as valid_from,
         coalesce(_s1.op != 'D', false) as _exists,
         {%- for source in sources %}
         {%- set index = loop.index %}
@@ -251,4 +251,12 @@ select * from final
 
 {%- macro _scd2_order(alias) -%}
     named_struct('p', {{ alias }}._cdc_phase, 't', {{ alias }}._cdc_commit_ts, 's', {{ alias }}._cdc_change_seq)
+{%- endmacro %}
+
+{#- When a change's state starts: its commit time, and for the full load the
+    start of time (nothing is known before it, so facts older than the load
+    find its versions; DMS stamps each full-load row when it is copied, so
+    the tables of one entity carry different times). -#}
+{%- macro _scd2_valid_from() -%}
+    case when _cdc_phase = 0 then timestamp '1900-01-01 00:00:00' else _cdc_commit_ts end
 {%- endmacro %}

@@ -10,8 +10,10 @@ Sizes for `scale` S: customer_master S, customer_address S (one per
 customer), product S, orders 2*S, order_items 1-5 lines per order (~6*S):
 about 11*S rows in the full load.
 
-Timeline (simulated, UTC): the full load at 2025-01-01 00:00:00 (its
-dms_commit_ts), then batch k covers the hour from 00:00 + k hours. Changes of
+Timeline (simulated, UTC): the full load from 2025-01-01 00:00:00, each
+table's rows stamped (dms_commit_ts) 7 s after the table before (DMS stamps a
+full-load row when it copies it), then batch k covers the hour from 00:00 + k
+hours. Changes of
 a batch are committed in that hour, in transactions (a customer with its
 address, an order with its lines share a commit timestamp); the change
 counter in AR_H_CHANGE_SEQ / `__lsn` follows commit order across all tables.
@@ -63,6 +65,7 @@ from lakehouse_cdc.simulator.writers import FORMATS, FileEmitter, FileEntry, Rec
 
 HOUR_US = 3_600_000_000
 T0_US = 1_735_689_600_000_000  # 2025-01-01 00:00:00 UTC: full load start
+LOAD_STAGGER_US = 7_000_000  # each table's full load 7 s after the one before
 HISTORY_START_US = 1_704_067_200_000_000  # 2024-01-01: full-load rows date from 2024
 HISTORY_SPAN_US = T0_US - HISTORY_START_US - 86_400_000_000
 REINSERT_SHARE = 0.25  # share of deletes followed by a re-insert of the key in the batch
@@ -874,20 +877,23 @@ def simulate(config: SimulationConfig, *, overwrite: bool = False,
         progress(f"batch {k}/{last}: {len(changes)} changes, {len(written)} files, "
                  f"{sum(f.rows for f in written)} rows")
 
-    load_ts = format_ts(T0_US)
-    for name in TABLES:
+    for index, name in enumerate(TABLES):
+        # DMS stamps a full-load row when it copies it: each table's at its own time
+        load_us = T0_US + index * LOAD_STAGGER_US
+        load_ts = format_ts(load_us)
         truth = truths[name]
         truth.open_states()
         hist = history[name]
 
         def walk(name: str = name, truth: TableTruth = truth,
-                 hist: dict[Key, list[tuple[int, int, Row | None]]] = hist) -> Iterator[Record]:
+                 hist: dict[Key, list[tuple[int, int, Row | None]]] = hist,
+                 load_us: int = load_us, load_ts: str = load_ts) -> Iterator[Record]:
             for key, load_row in merge_keys(sim.base.rows(name), sorted(hist)):
                 cells = None if load_row is None else truth.render(load_row)
                 line = truth.write_key(load_row, load_ts,
                                        states_of(hist.get(key), load_row, last), cells)
                 if load_row is not None:
-                    yield Record("I", T0_US, None, 0, load_row, snapshot=True, texts=cells,
+                    yield Record("I", load_us, None, 0, load_row, snapshot=True, texts=cells,
                                  encoded=line)
 
         rows = emitter.write_load(name, walk())
