@@ -150,6 +150,9 @@
                      if run['toast'] and not (seq | select('in', keys) | list) else none -%}
     {#- the newest applied truncate: the horizon's, the batch's, or both -#}
     {%- set truncated = (['h.truncated'] if reads_horizon else []) + (['b.truncated'] if can_truncate else []) -%}
+    {#- a change older than that truncate: gone with it, whatever is stored -#}
+    {%- set before_truncate = _cdc_seq_struct('s', seq) ~ ' < ' ~ ('greatest(' ~ truncated | join(', ') ~ ')'
+                              if truncated | length > 1 else truncated[0]) if truncated else none -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -167,9 +170,8 @@
                     {%- else %}
                     'applied'
                     {%- endif %}
-                {%- if truncated %}
-                when {{ _cdc_seq_struct('s', seq) }} < {{ 'greatest(' ~ truncated | join(', ') ~ ')' if truncated | length > 1 else truncated[0] }}
-                    then 'superseded'
+                {%- if before_truncate %}
+                when {{ before_truncate }} then 'superseded'
                 {%- endif %}
                 when s._cdc_rank > 1 then 'superseded'
                 {%- for rule in [late_beyond, unsent] if rule %}
@@ -191,13 +193,16 @@
             end as _cdc_outcome,
             {#- the newest change of a key with the sequence of the row the
                 table holds or of the key's tombstone: a repeat (superseded),
-                or a tie across runs (_cdc_check_stored_ties) -#}
-            coalesce(s._cdc_rank = 1 and t._cdc_present
-                     and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false)
+                or a tie across runs (_cdc_check_stored_ties); not one older
+                than an applied truncate (a row it marked deleted, soft mode,
+                keeps its sequence: the change is gone with the truncate) -#}
+            (coalesce(s._cdc_rank = 1 and t._cdc_present
+                      and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('t', seq) }}, false)
                 {%- if reads_tombstones %}
                 or coalesce(s._cdc_rank = 1 and d.`{{ keys[0] }}` is not null
                             and {{ _cdc_seq_struct('s', seq) }} = {{ _cdc_seq_struct('d', seq) }}, false)
-                {%- endif %} as _cdc_same_seq,
+                {%- endif %})
+                {%- if before_truncate %} and not coalesce({{ before_truncate }}, false){% endif %} as _cdc_same_seq,
             {#- a key's newest change is a delete and the key has a tombstone:
                 the tombstones then take the batch's deletes by a merge, not an
                 insert (_cdc_apply_batch) -#}

@@ -2525,6 +2525,51 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     ]
 
 
+def test_a_change_read_again_after_a_soft_truncate_is_superseded(spark, project_copy, tmp_path):
+    """Soft deletes: a truncate marks the rows older than it deleted and
+    keeps their sequence. A change of such a row read again (its file landed
+    again under another name) is older than the truncate: superseded, the
+    row stays marked deleted; not a tie with the stored row, which failed
+    every run before (2026-12-05, a review)."""
+    model = MODEL_SQL.replace("unique_key='item_id'",
+                              "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
+    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def event(op: str, key: int, lsn: int, ts: int) -> str:
+        return json.dumps({"item_id": key, "name": f"n{key}", "price": "1.50", "qty": 3,
+                           "born": 19723, "seen_at": 1704103200000000, "active": True,
+                           "__op": op, "__source_ts_ms": ts, "__lsn": lsn,
+                           "__deleted": "false"})
+
+    first = event("c", 1, 1000, 1735689600000) + "\n" + event("c", 2, 1001, 1735689600000) + "\n"
+    (folder / "20250101-000001000.json").write_text(first)
+    schema = "t_soft_truncate_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    truncate = {"__op": "t", "__source_ts_ms": 1735689700000, "__lsn": 1010}
+    (folder / "20250101-000002000.json").write_text(
+        json.dumps(truncate) + "\n" + event("c", 3, 1011, 1735689800000) + "\n")
+    build(project, tmp_path, schema)
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+
+    def state() -> dict[int, tuple]:
+        return {r.item_id: (r.name, r.is_deleted, int(r._cdc_change_seq)) for r in spark.sql(
+            f"select item_id, name, is_deleted, _cdc_change_seq from {table}").collect()}
+
+    marked = {1: ("n1", True, 1000), 2: ("n2", True, 1001), 3: ("n3", False, 1011)}
+    assert state() == marked
+    # the first file landed again under another name: nothing changes
+    (folder / "20250101-000003000.json").write_text(first)
+    build(project, tmp_path, schema)
+    assert state() == marked
+    again = spark.sql(
+        f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log where file_path like '%20250101-000003000.json'"
+    ).collect()
+    assert [tuple(r) for r in again] == [(2, 0, 2, 0)], again
+
+
 #: (text, kept in a double, kept in a float), by hand: what each binary type
 #: holds of the text without overflow to Infinity or underflow to zero
 FLOATING = [
