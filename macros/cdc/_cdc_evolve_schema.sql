@@ -10,8 +10,12 @@
     columns after the change, so that the run does not describe the table
     again: {'names': in order, added columns last; 'types': lower-case
     name -> type}.
+    `along`: tables that hold some of the columns (`along_columns`: the
+    tombstones and the horizon hold the keys and the sequence); when one of
+    those columns widens, they are evolved to them first, so that a run
+    stopped between the two finds the table still to widen and does both.
 #}
-{% macro _cdc_evolve_schema(target, data_columns) %}
+{% macro _cdc_evolve_schema(target, data_columns, along=[], along_columns=[]) %}
     {%- set existing = {} -%}
     {%- set names = [] -%}
     {%- for column in adapter.get_columns_in_relation(target) -%}
@@ -20,6 +24,7 @@
     {%- endfor -%}
     {%- set types = dict(existing) -%}
     {%- set changes = [] -%}
+    {%- set widened = [] -%}
     {%- for column in data_columns -%}
         {%- set name = column.name | lower -%}
         {%- set wanted = column.data_type | lower | replace(' ', '') -%}
@@ -31,6 +36,7 @@
             {%- do changes.append(('widening ', 'alter column `' ~ column.name ~ '` type ' ~ wanted,
                                    column.name ~ ' ' ~ existing[name] ~ ' -> ' ~ wanted)) -%}
             {%- do types.update({name: wanted}) -%}
+            {%- do widened.append(name) -%}
         {%- elif existing[name] != wanted and not _cdc_holds_exactly(existing[name], wanted) -%}
             {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': column " ~ column.name ~ " is "
                 ~ existing[name] ~ " in " ~ target ~ " and " ~ wanted ~ " in the model now (its source YAML or SQL). "
@@ -40,6 +46,11 @@
                 ~ model.name ~ " (it re-reads every landed file).") -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if widened | select('in', along_columns | map(attribute='name') | map('lower') | list) | list -%}
+        {%- for relation in along -%}
+            {%- do _cdc_evolve_schema(relation, along_columns) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- for what, statement, detail in changes -%}
         {%- do log('cdc ' ~ model.name ~ ': ' ~ what ~ detail, info=true) -%}
         {%- do run_query('alter table ' ~ target ~ ' ' ~ statement) -%}

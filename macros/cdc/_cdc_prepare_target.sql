@@ -24,7 +24,17 @@
         {%- do run_query('drop table if exists ' ~ run['horizon']) -%}
         {%- do run_query('delete from ' ~ schema ~ '.cdc_file_log where model_name = ' ~ sql_string(model.name)) -%}
     {%- else -%}
-        {%- set evolved = _cdc_evolve_schema(target, run['data_columns']) -%}
+        {#- a key or sequence column widened widens the tombstones and the
+            horizon too (no statement when none widens) -#}
+        {%- set along = [] -%}
+        {%- for table in [run['tombstones'], run['horizon']] -%}
+            {%- set relation = adapter.get_relation(database=none, schema=schema, identifier=table.split('.')[-1]) -%}
+            {%- if relation is not none -%}
+                {%- do along.append(relation) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- set evolved = _cdc_evolve_schema(target, run['data_columns'], along,
+                                             run['data_columns'] | selectattr('name', 'in', cfg['keys'] + cfg['sequence_by']) | list) -%}
         {%- do run.update({'target_columns': evolved['names'], 'target_types': evolved['types']}) -%}
     {%- endif -%}
     {%- if run['changes'] -%}

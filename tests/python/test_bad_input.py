@@ -2570,6 +2570,58 @@ def test_a_change_read_again_after_a_soft_truncate_is_superseded(spark, project_
     assert [tuple(r) for r in again] == [(2, 0, 2, 0)], again
 
 
+def test_a_key_widened_at_the_source_widens_the_tombstones_too(spark, project_copy, tmp_path):
+    """A key declared int, then bigint (the source's ids outgrew int): the
+    table, its tombstones and its horizon are widened in place, and a delete
+    of a key beyond int's range keeps its tombstone, which a later, older
+    insert of that key does not get past. Before (2026-12-05, a review) only
+    the table was widened: the delete's tombstone could not be written and
+    every run failed."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    declared = sources.read_text()
+    sources.write_text(declared.replace("{name: item_id, data_type: 'bigint'}",
+                                        "{name: item_id, data_type: 'int'}"))
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def event(op: str, key: int, lsn: int) -> str:
+        return json.dumps({"item_id": key, "name": f"n{key}", "price": "1.50", "qty": 3,
+                           "born": 19723, "seen_at": 1704103200000000, "active": True,
+                           "__op": op, "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
+                           "__deleted": str(op == "d").lower()})
+
+    big = 3_000_000_000
+    (folder / "20250101-000001000.json").write_text(
+        "\n".join([event("c", 1, 1000), event("c", 2, 1001), event("d", 1, 1002)]) + "\n")
+    schema = "t_widen_key_" + os.urandom(3).hex()
+    build(project, tmp_path, schema)
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+
+    def types() -> dict[str, str]:
+        return {name: {f.name: f.dataType.simpleString()
+                       for f in spark.table(f"{table}{name}").schema}["item_id"]
+                for name in ("", "__cdc_tombstones", "__cdc_horizon")}
+
+    assert types() == {"": "int", "__cdc_tombstones": "int", "__cdc_horizon": "int"}
+    sources.write_text(declared)  # bigint now
+    (folder / "20250101-000002000.json").write_text(
+        "\n".join([event("c", big, 1010), event("d", big, 1012)]) + "\n")
+    build(project, tmp_path, schema)
+    assert types() == {"": "bigint", "__cdc_tombstones": "bigint", "__cdc_horizon": "bigint"}
+    tombstones = spark.sql(f"select item_id, _cdc_change_seq from {table}__cdc_tombstones")
+    assert sorted((r.item_id, int(r._cdc_change_seq)) for r in tombstones.collect()) == [
+        (1, 1002), (big, 1012)]
+    # an insert older than the delete, late: the tombstone keeps the key gone
+    (folder / "20250101-000003000.json").write_text(event("c", big, 1011) + "\n")
+    build(project, tmp_path, schema)
+    assert sorted(r.item_id for r in spark.table(table).collect()) == [2]
+    late = spark.sql(
+        f"select rows_applied, rows_superseded from {schema}_silver.cdc_file_log "
+        f"where file_path like '%20250101-000003000.json'").collect()
+    assert [tuple(r) for r in late] == [(0, 1)], late
+
+
 #: (text, kept in a double, kept in a float), by hand: what each binary type
 #: holds of the text without overflow to Infinity or underflow to zero
 FLOATING = [
