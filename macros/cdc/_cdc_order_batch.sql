@@ -140,8 +140,11 @@
         column the source did not send, which nothing in the batch filled
         and no stored row can give -#}
     {%- set not_stored = 's._cdc_rank = 1 and t._cdc_present is null' -%}
-    {%- set late_beyond = not_stored ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '') ~ ' and '
-                          ~ _cdc_seq_struct('s', seq) ~ ' <= h.newest' if has_tombstones and reads_horizon else none -%}
+    {%- set beyond = not_stored ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '') ~ ' and '
+                     ~ _cdc_seq_struct('s', seq) ~ ' <= h.newest' if has_tombstones and reads_horizon else none -%}
+    {#- (a delete there deletes nothing and needs no tombstone: the horizon
+        keeps every older change out; superseded) -#}
+    {%- set late_beyond = beyond ~ ' and not s._cdc_is_delete' if beyond else none -%}
     {#- (a change log, whose key includes the sequence, holds one row per
         change: it keeps the change as sent, the column NULL) -#}
     {%- set unsent = not_stored ~ ' and not s._cdc_is_delete and size(s._cdc_unavailable) > 0'
@@ -174,6 +177,9 @@
                 when {{ before_truncate }} then 'superseded'
                 {%- endif %}
                 when s._cdc_rank > 1 then 'superseded'
+                {%- if beyond %}
+                when {{ beyond }} and s._cdc_is_delete then 'superseded'
+                {%- endif %}
                 {%- for rule in [late_beyond, unsent] if rule %}
                 when {{ rule }} then 'quarantined'
                 {%- endfor %}

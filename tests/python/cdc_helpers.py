@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import socket
 from collections import Counter
 from collections.abc import Iterator
@@ -72,6 +73,25 @@ def interpreted(spark) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+@contextmanager
+def failing_statements(pattern: str) -> Iterator[None]:
+    """dbt-spark's statements that match `pattern` raise instead of running."""
+    from dbt.adapters.spark import session as spark_session
+
+    execute = spark_session.Cursor.execute
+
+    def refuse(cursor, sql: str, *parameters):
+        if re.search(pattern, sql):
+            raise RuntimeError(f"stopped here by the test: {sql[:80]}")
+        return execute(cursor, sql, *parameters)
+
+    spark_session.Cursor.execute = refuse
+    try:
+        yield
+    finally:
+        spark_session.Cursor.execute = execute
 
 
 def _strip(value: str | None) -> str | None:

@@ -884,6 +884,49 @@ def test_change_older_than_a_forgotten_delete_is_not_resurrected(spark, project_
     assert kept == [(1, "n"), (1, "n"), (2, "n"), (3, "n")], kept
 
 
+@pytest.mark.parametrize("stop_at", ["merge into \\S+slv_hostile__items as t",
+                                     "insert into \\S+cdc_file_log"])
+def test_a_run_stopped_near_the_tombstones_expiry_is_re_run_to_the_same_table(
+        spark, project_copy, tmp_path, stop_at):
+    """Retention 0: a run's own tombstones expire into the horizon in that
+    run. Key 1's delete is already in the horizon; a run brings key 1 back
+    (newer than that delete) and deletes key 2, and stops (at its MERGE, or
+    after every write but the file log); its re-run gives the table the
+    uninterrupted run gives, and quarantines nothing. Before (2026-12-05, a
+    review), the expiry came before the MERGE: a re-run after it found key
+    2's delete in the horizon and quarantined key 1's return as
+    late_beyond_retention; and a delete read again after its tombstone had
+    expired was quarantined, not superseded."""
+    from cdc_helpers import failing_statements
+
+    project = _one_table_project(project_copy, MODEL_SQL.replace(
+        "unique_key='item_id'", "unique_key='item_id', meta={'cdc_tombstone_retention_hours': 0}")
+        % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_expiry_" + os.urandom(3).hex()
+    c = Corpus()
+    first = [c.change("I", 1), c.change("I", 2)]
+    delete_1 = [c.change("D", 1)]
+    back = [c.change("I", 1, name="back"), c.change("D", 2)]
+    for name, rows in [("20250101-000001000.csv", first), ("20250101-000002000.csv", delete_1)]:
+        land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
+        build(project, tmp_path, schema, "slv_hostile__items")
+    table = f"{schema}_silver.slv_hostile__items"
+    assert spark.table(f"{table}__cdc_tombstones").count() == 0  # key 1's delete expired
+    land(folder, [CorpusFile("20250101-000003000.csv", lines(HEADER, back), back)])
+    with failing_statements(stop_at):
+        assert not build(project, tmp_path, schema, "slv_hostile__items",
+                         expect_success=False).success
+    build(project, tmp_path, schema, "slv_hostile__items")
+    assert {r.item_id: r.name for r in spark.table(table).collect()} == {1: "back"}
+    quarantined = spark.sql(f"select reason from {schema}_silver.cdc_quarantine").collect()
+    assert quarantined == [], quarantined
+    log = spark.sql(f"select rows_quarantined, rows_applied + rows_superseded as accounted "
+                    f"from {schema}_silver.cdc_file_log "
+                    f"where file_path like '%20250101-000003000.csv'").collect()
+    assert [tuple(r) for r in log] == [(0, 2)], log
+
+
 def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
     spark, project_copy, tmp_path
 ):
