@@ -5,7 +5,8 @@
     sources        list of {'relation': ref('..._log'), 'columns': [...]}; the
                    first source decides whether the entity exists (its
                    deletes end it); the others only contribute attributes
-                   (their deletes make those attributes null)
+                   (their deletes make those attributes null; while the entity
+                   is deleted every attribute is null)
     tracked        columns whose change makes a new version (hash-diff)
     surrogate_key  name of the surrogate key column
 
@@ -153,10 +154,13 @@ flat as (
         {{ entity_key }},
         {{ _scd2_valid_from() }} as valid_from,
         coalesce(_s1.op != 'D', false) as _exists,
+        {#- a deleted-marker version holds no attribute, whatever the other
+            sources still hold: a change of theirs while the key is deleted
+            makes no version -#}
         {%- for source in sources %}
         {%- set index = loop.index %}
         {%- for column in source.columns %}
-        case when _s{{ index }}.op != 'D' then _s{{ index }}.{{ column }} end as {{ column }}{{ ',' if not (loop.last and index == sources | length) }}
+        case when _s1.op != 'D'{{ " and _s" ~ index ~ ".op != 'D'" if index > 1 }} then _s{{ index }}.{{ column }} end as {{ column }}{{ ',' if not (loop.last and index == sources | length) }}
         {%- endfor %}
         {%- endfor %}
     from states

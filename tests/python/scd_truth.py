@@ -59,7 +59,8 @@ def full_history(sim: Path, dim: str, batch: int) -> dict[tuple, dict]:
             exists = state[0] is not None and state[0][0] != "D"
             row = {}
             for index, (_table, columns) in enumerate(sources):
-                live = state[index] is not None and state[index][0] != "D"
+                # a deleted entity's version holds no attribute (README)
+                live = exists and state[index] is not None and state[index][0] != "D"
                 row.update({c: state[index][1][c] if live else None for c in columns})
             states.append((ts, exists, tuple(row[c] for c in tracked), row))
         versions = []

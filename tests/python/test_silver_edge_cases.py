@@ -6,12 +6,10 @@ from __future__ import annotations
 import csv
 import re
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from cdc_helpers import Scenario, diff, silver_state, truth_state
+from cdc_helpers import Scenario, diff, failing_statements, silver_state, truth_state
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 
 HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "customer_id", "first_name", "last_name",
@@ -138,25 +136,6 @@ from changes
 """
 
 
-@contextmanager
-def _failing(pattern: str) -> Iterator[None]:
-    """dbt-spark's statements that match `pattern` raise instead of running."""
-    from dbt.adapters.spark import session as spark_session
-
-    execute = spark_session.Cursor.execute
-
-    def refuse(cursor, sql: str, *parameters):
-        if re.search(pattern, sql):
-            raise RuntimeError(f"stopped here by the test: {sql[:80]}")
-        return execute(cursor, sql, *parameters)
-
-    spark_session.Cursor.execute = refuse
-    try:
-        yield
-    finally:
-        spark_session.Cursor.execute = execute
-
-
 def _plans_since(spark, after: int) -> dict[int, str]:
     """The physical plans of the SQL executions Spark ran after execution
     `after`, by id (Spark's SQL status store, which keeps the last 1,000)."""
@@ -246,7 +225,7 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
         if n == 1:
             # each model's run fails at its MERGE into the table, after its
             # tombstones took the delete of keys[1]; nothing is logged as read
-            with _failing(rf"merge into \S+\.({'|'.join(variants)}) as t\b"):
+            with failing_statements(rf"merge into \S+\.({'|'.join(variants)}) as t\b"):
                 failed = run_dbt(run, expect_success=False, **dbt_args)
             assert not failed.success
             for model in variants:
@@ -341,3 +320,46 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
     assert not [plan for plan in plans.values()
                 if re.search(rf"BatchScan \S+\.{whole}(__cdc_changes)? \(", plan)
                 and "might_contain(" in plan]
+
+
+def test_a_deleted_customer_holds_no_attribute_and_makes_no_version_while_deleted(
+        spark, schema, tmp_path):
+    """dim_customer (history kind) from customer_master and customer_address:
+    a deleted-marker version holds no attribute, the address's included
+    (README, "SCD2 dimensions"), and a change of the address while the
+    customer is deleted makes no version. The two tables' full loads are
+    stamped 7 s apart (DMS stamps a row when it copies it): one version from
+    1900. Until 2026-12-05 the marker kept the address and the address's
+    change made a second marker."""
+    landing = tmp_path / "landing"
+    address = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "customer_id", "address_line", "city",
+               "country", "row_audit_ts"]
+    load, load_later = "2025-01-01 00:00:00.000000", "2025-01-01 00:00:07.000000"
+
+    def write(table: str, name: str, header: list[str], rows: list[list[str]]) -> None:
+        path = landing / "retail" / table / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows([header, *rows])
+
+    write("customer_master", "LOAD00000001.csv", HEADER,
+          [["I", load, "", "1", "Ann", "Lee", "ACME", "ann@example.com", load]])
+    write("customer_address", "LOAD00000001.csv", address,
+          [["I", load_later, "", "1", "1 Main St", "Oslo", "NO", load_later]])
+    deleted, moved = "2025-01-01 01:00:00.000000", "2025-01-01 02:00:00.000000"
+    write("customer_master", "20250101-010000000.csv", HEADER,
+          [["D", deleted, "20250101010000000000000000000000001", "1", "Ann", "Lee", "ACME",
+            "ann@example.com", deleted]])
+    write("customer_address", "20250101-020000000.csv", address,
+          [["U", moved, "20250101020000000000000000000000002", "1", "2 Side St", "Bergen", "NO",
+            moved]])
+    Scenario(Path("."), landing, schema, target_path=tmp_path / "target").build(
+        "+dim_customer", data_tests=False)  # (its relationships tests read the facts)
+    versions = [(r.rec_eff_dt.isoformat(sep=" "), r.rec_exp_dt.isoformat(sep=" "), r.is_deleted,
+                 r.is_current, r.first_name, r.city, r.country)
+                for r in spark.sql(f"select * from {schema}_dimensions.dim_customer "
+                                   "where customer_id = 1 order by rec_eff_dt").collect()]
+    assert versions == [
+        ("1900-01-01 00:00:00", "2025-01-01 01:00:00", False, False, "Ann", "Oslo", "NO"),
+        ("2025-01-01 01:00:00", "9999-12-31 00:00:00", True, False, None, None, None),
+    ], versions
