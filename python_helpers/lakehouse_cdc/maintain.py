@@ -54,7 +54,12 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
         run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
                          lambda args, given: run_dbt(args, schema=schema, vars=given))
     except LockNotReleased as error:  # the maintenance itself is done: its rows go with it
-        error.rows = audit(tables, schema, run_id)
+        try:
+            error.rows = audit(tables, schema, run_id)
+        except Exception as unread:  # noqa: BLE001 (how to release the lock comes first)
+            error.rows = []
+            print(f"[maintain] the run's report could not be read ({unread!r}); it is in "
+                  f"{schema}_ops.maintenance_audit, run_id '{run_id}'", file=sys.stderr)
         raise
     return audit(tables, schema, run_id)
 

@@ -159,3 +159,25 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
     run_dbt(["run-operation", "lakehouse_lock_release", "--args", f"{{holder: {holder[0]}}}"],
             schema=schema, vars={"lakehouse_build_lock": True})
     assert [r.holder for r in spark.sql(f"select holder from {lock}").collect()] == [None]
+
+    # the same when the report cannot be read either: how to release the lock
+    # is still said, and where the report is
+    from lakehouse_cdc import maintain as maintain_module
+
+    def unreadable(*args, **kwargs):
+        raise RuntimeError("the audit is unreadable here")
+
+    monkeypatch.setattr(dbt_runner, "run_dbt", breaking_the_release)
+    monkeypatch.setattr(maintain_module, "audit", unreadable)
+    code = maintain_main(["--schema", schema, "--select", "silver",
+                          "--vars", "{lakehouse_build_lock: true}"])
+    out, err = capsys.readouterr()
+    holder = [r.holder for r in spark.sql(f"select holder from {lock}").collect()]
+    assert code == 1 and len(holder) == 1 and holder[0].startswith("maintain-"), (holder, err)
+    assert "the audit is unreadable here" in err and f"run_id '{holder[0]}'" in err, err
+    assert f"dbt run-operation lakehouse_lock_release --args '{{holder: {holder[0]}}}'" in err, err
+    monkeypatch.undo()
+    spark.sql(f"alter table {lock} rename column gone to purpose")
+    run_dbt(["run-operation", "lakehouse_lock_release", "--args", f"{{holder: {holder[0]}}}"],
+            schema=schema, vars={"lakehouse_build_lock": True})
+    assert [r.holder for r in spark.sql(f"select holder from {lock}").collect()] == [None]
