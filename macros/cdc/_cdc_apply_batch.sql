@@ -2,7 +2,9 @@
     Apply a CDC batch whose outcomes are decided (_cdc_order_batch), each
     write only when there is something to write:
       - quarantined rows into cdc_quarantine (_cdc_quarantine);
-      - hard deletes recorded as tombstones, one per key: by a merge
+      - hard deletes applied recorded as tombstones, one per key (a
+        superseded delete leaves none: the stored row, the key's tombstone,
+        a truncate or the horizon is as new or newer): by a merge
         keeping the newest (idempotent) when a deleted key has a tombstone
         already, else by an insert (the batch was ranked against the
         tombstones: none of its keys has one);
@@ -12,9 +14,7 @@
         applied changes (_cdc_merge_sql; a change equal to what is stored
         is a no-op); into the table this run created empty, an insert;
       - with cdc_keep_changes, every change read into the model's change
-        log table (_cdc_keep_changes);
-      - tombstones older than cdc_tombstone_retention_hours moved to the
-        horizon, last (_cdc_expire_tombstones).
+        log table (_cdc_keep_changes).
     Into a change log (this model's kept changes, or a model keyed by the
     sequence), a Debezium TOAST column a change left unchanged goes with the
     entity's value before the change (_cdc_fill_from_log).
@@ -37,7 +37,7 @@
             {%- set deletes -%}
                 select {{ columns }}, current_timestamp() as _cdc_recorded_at
                 from {{ run['batch'] }}
-                where _cdc_rank = 1 and _cdc_is_delete
+                where _cdc_outcome = 'applied' and _cdc_rank = 1 and _cdc_is_delete
             {%- endset -%}
             {%- if counts['tombstoned'] > 0 -%}
                 {%- set tomb_merge -%}
@@ -81,26 +81,5 @@
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}
-    {%- endif -%}
-    {%- if run['has_tombstones'] -%}
-        {%- do _cdc_expire_tombstones(run, counts) -%}
-    {%- endif -%}
-{% endmacro %}
-
-{#- Tombstones older than cdc_tombstone_retention_hours moved to the
-    horizon, after every other write of the run: the batch's outcomes were
-    decided against the horizon as it was, and a run stopped before this
-    point leaves it so, for its re-run to decide the same. A re-run after
-    it finds the batch's changes stored (repeats) and its deletes older
-    than the horizon (superseded, _cdc_order_batch). -#}
-{% macro _cdc_expire_tombstones(run, counts) %}
-    {%- set tombstones = run['tombstones'] -%}
-    {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
-                      ~ run['cfg']['tombstone_retention_hours'] ~ ')' -%}
-    {#- (none can be, in a table of no row before this run's deletes) -#}
-    {%- if (counts['deletes'] > 0 or not run['tombstones_empty'])
-           and run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
-        {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
-        {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
     {%- endif -%}
 {% endmacro %}

@@ -5,7 +5,8 @@
                                   read nor counted)
       files, held_files          files read, files held back as incomplete
       ignored_files              listed files that are not data files
-      deletes, truncates         changes that delete a key, applied truncates
+      deletes, truncates         applied changes that delete a key (each
+                                 leaves a tombstone), applied truncates
       tombstoned                 those deletes of a key that has a tombstone
       same_seq                   keys whose newest change has the sequence of
                                  the row the table holds or of the key's
@@ -63,8 +64,8 @@
                 count_if(_cdc_outcome = 'applied') as applied,
                 count_if(_cdc_outcome = 'superseded') as superseded,
                 count_if(_cdc_outcome = 'quarantined') as quarantined,
-                count_if(_cdc_rank = 1 and _cdc_is_delete) as deletes,
-                count_if(_cdc_tombstoned) as tombstoned,
+                count_if(_cdc_outcome = 'applied' and _cdc_rank = 1 and _cdc_is_delete) as deletes,
+                count_if(_cdc_outcome = 'applied' and _cdc_tombstoned) as tombstoned,
                 count_if(_cdc_outcome = 'applied' and _cdc_is_truncate) as truncates,
                 count_if(_cdc_same_seq) as same_seq,
                 count_if(_cdc_tie) as ties,

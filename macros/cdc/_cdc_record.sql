@@ -3,7 +3,8 @@
     every listed file into cdc_file_log (applied, with its rows in the file,
     read, applied, superseded, quarantined and Debezium events skipped; or
     ignored, not a data file; files held back as incomplete are not logged,
-    so the next run reads them again), the run's scratch files and
+    so the next run reads them again), then the expired tombstones moved
+    to the horizon (_cdc_expire_tombstones), the run's scratch files and
     temporary views dropped, and the run's line in the dbt log. Returns the
     statement that writes the run's row into cdc_run_audit (the strategy's
     SQL, run by the materialization).
@@ -62,6 +63,9 @@
         where not coalesce(c.held, false)
     {%- endset -%}
     {%- do run_query(file_log) -%}
+    {%- if run['has_tombstones'] -%}
+        {%- do _cdc_expire_tombstones(run, counts) -%}
+    {%- endif -%}
     {%- do _cdc_scratch_drop(schema, batch) -%}
     {%- for view in [listed, events, run['records']] if view -%}
         {%- do run_query('drop view if exists ' ~ view) -%}

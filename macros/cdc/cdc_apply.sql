@@ -16,7 +16,8 @@
       4. apply                _cdc_apply_batch: quarantine, tombstones,
                               truncates, the MERGE, the kept changes
                               (cdc_keep_changes: _cdc_keep_changes)
-      5. record               _cdc_record: file log, run audit
+      5. record               _cdc_record: file log, expired tombstones
+                              to the horizon, run audit
 
     Why a crash anywhere is safe: only step 5 marks files as read. A crash
     before it leaves them unlogged, so the re-run reads them again, and

@@ -927,6 +927,46 @@ def test_a_run_stopped_near_the_tombstones_expiry_is_re_run_to_the_same_table(
     assert [tuple(r) for r in log] == [(0, 2)], log
 
 
+def test_a_late_delete_older_than_the_horizon_leaves_no_tombstone(spark, project_copy, tmp_path):
+    """Retention 1 hour. Key 1 inserted, then deleted; two hours later (the
+    tombstone's time set back here) a run moves the tombstone to the horizon.
+    A late delete older than both arrives: it deletes nothing (superseded)
+    and leaves no tombstone; the insert read again after it is older than
+    the horizon: quarantined, key 1 stays gone. Before (2026-12-05, a review)
+    the late delete left a tombstone older than the insert, which then
+    passed it and brought key 1 back."""
+    project = _one_table_project(project_copy, MODEL_SQL.replace(
+        "unique_key='item_id'", "unique_key='item_id', meta={'cdc_tombstone_retention_hours': 1}")
+        % "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_late_delete_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+    c = Corpus()
+    # in sequence order: the late delete first
+    late_delete, insert, other, delete, third = (c.change("D", 1), c.change("I", 1),
+                                                 c.change("I", 2), c.change("D", 1),
+                                                 c.change("I", 3))
+    files = [[insert, other], [delete], [third], [late_delete], [insert]]
+    for n, rows in enumerate(files):
+        if n == 2:  # two hours on: the next run moves key 1's tombstone to the horizon
+            spark.sql(f"update {table}__cdc_tombstones "
+                      "set _cdc_recorded_at = _cdc_recorded_at - interval 2 hours")
+        name = f"20250101-00000{n + 1}000.csv"
+        land(folder, [CorpusFile(name, lines(HEADER, rows), rows)])
+        build(project, tmp_path, schema, "slv_hostile__items")
+        if n >= 2:
+            assert spark.table(f"{table}__cdc_tombstones").count() == 0, n
+    assert spark.table(f"{table}__cdc_horizon").count() == 1
+    assert sorted(r.item_id for r in spark.table(table).collect()) == [2, 3]
+    outcomes = {file_name(r.file_path): (r.rows_applied, r.rows_superseded, r.rows_quarantined)
+                for r in spark.sql(f"select * from {schema}_silver.cdc_file_log").collect()}
+    assert outcomes["20250101-000004000.csv"] == (0, 1, 0), outcomes
+    assert outcomes["20250101-000005000.csv"] == (0, 0, 1), outcomes
+    reasons = [r.reason.split(":")[0] for r in spark.sql(
+        f"select reason from {schema}_silver.cdc_quarantine").collect()]
+    assert reasons == ["late_beyond_retention"], reasons
+
+
 def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
     spark, project_copy, tmp_path
 ):
