@@ -29,7 +29,8 @@
     Each row carries when it was written (`_dim_loaded_at`: facts re-point
     the entities rebuilt since their own last build).
     Versions from the full load start at 1900-01-01 (nothing earlier is
-    known). The first build adds the unknown member (surrogate key '-1',
+    known); a key's full-load rows of a later load of the same source (a
+    DMS reload) are ordered at their time, as changes. The first build adds the unknown member (surrogate key '-1',
     null business key) that facts point to when no version is valid.
 #}
 {% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
@@ -79,7 +80,11 @@ events as (
     {%- set outer = loop %}
     select
         {{ entity_key }},
-        _cdc_phase,
+        {#- a key's full-load rows after the source's first (a DMS reload
+            writes the full load again, later) are ordered by their time
+            among the changes, not before every change -#}
+        case when _cdc_phase = 0 and _cdc_commit_ts > min(case when _cdc_phase = 0 then _cdc_commit_ts end)
+                over (partition by {{ entity_key }}) then 1 else _cdc_phase end as _cdc_phase,
         _cdc_commit_ts,
         _cdc_change_seq,
         {{ outer.index }} as _src,

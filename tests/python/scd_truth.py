@@ -105,7 +105,7 @@ class SnapshotModel:
                 live = other is not None and other["op"] != "D"
                 row.update({c: _clean(table, other, columns)[c] if live else None
                             for c in columns})
-                if other is not None:
+                if other is not None and not deleted:  # a deleted version starts at the delete
                     changed_at = max(changed_at, other["dms_commit_ts"])
             state = {"is_deleted": deleted,
                      **{c: (None if deleted else row[c]) for c in self.tracked}}

@@ -324,13 +324,14 @@ def test_batch_key_list_gives_the_same_table_as_joining_the_whole_table(
 
 def test_a_deleted_customer_holds_no_attribute_and_makes_no_version_while_deleted(
         spark, schema, tmp_path):
-    """dim_customer (history kind) from customer_master and customer_address:
-    a deleted-marker version holds no attribute, the address's included
-    (README, "SCD2 dimensions"), and a change of the address while the
-    customer is deleted makes no version. The two tables' full loads are
-    stamped 7 s apart (DMS stamps a row when it copies it): one version from
-    1900. Until 2026-12-05 the marker kept the address and the address's
-    change made a second marker."""
+    """dim_customer from customer_master and customer_address, both kinds: a
+    deleted-marker version holds no attribute, the address's included
+    (README, "SCD2 dimensions"), starts at the delete, and a change of the
+    address while the customer is deleted makes no version. The two tables'
+    full loads are stamped 7 s apart (DMS stamps a row when it copies it):
+    one version from 1900 in the history kind. Until 2026-12-05 the history
+    kind's marker kept the address and the address's change made a second
+    marker, and the snapshot kind dated the delete by the address's change."""
     landing = tmp_path / "landing"
     address = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "customer_id", "address_line", "city",
                "country", "row_audit_ts"]
@@ -342,10 +343,15 @@ def test_a_deleted_customer_holds_no_attribute_and_makes_no_version_while_delete
         with open(path, "w", newline="") as handle:
             csv.writer(handle, lineterminator="\n").writerows([header, *rows])
 
+    # both kinds: the history kind's dim_customer and the snapshot kind's snp_customer
+    scenario = Scenario(Path("."), landing, schema, vars={"build_snapshots": True},
+                        target_path=tmp_path / "target")
+    select = "+dim_customer +snp_customer"  # (no data tests: the facts' relationships)
     write("customer_master", "LOAD00000001.csv", HEADER,
           [["I", load, "", "1", "Ann", "Lee", "ACME", "ann@example.com", load]])
     write("customer_address", "LOAD00000001.csv", address,
           [["I", load_later, "", "1", "1 Main St", "Oslo", "NO", load_later]])
+    scenario.build(select, data_tests=False)
     deleted, moved = "2025-01-01 01:00:00.000000", "2025-01-01 02:00:00.000000"
     write("customer_master", "20250101-010000000.csv", HEADER,
           [["D", deleted, "20250101010000000000000000000000001", "1", "Ann", "Lee", "ACME",
@@ -353,13 +359,51 @@ def test_a_deleted_customer_holds_no_attribute_and_makes_no_version_while_delete
     write("customer_address", "20250101-020000000.csv", address,
           [["U", moved, "20250101020000000000000000000000002", "1", "2 Side St", "Bergen", "NO",
             moved]])
-    Scenario(Path("."), landing, schema, target_path=tmp_path / "target").build(
-        "+dim_customer", data_tests=False)  # (its relationships tests read the facts)
-    versions = [(r.rec_eff_dt.isoformat(sep=" "), r.rec_exp_dt.isoformat(sep=" "), r.is_deleted,
-                 r.is_current, r.first_name, r.city, r.country)
-                for r in spark.sql(f"select * from {schema}_dimensions.dim_customer "
-                                   "where customer_id = 1 order by rec_eff_dt").collect()]
-    assert versions == [
-        ("1900-01-01 00:00:00", "2025-01-01 01:00:00", False, False, "Ann", "Oslo", "NO"),
-        ("2025-01-01 01:00:00", "9999-12-31 00:00:00", True, False, None, None, None),
-    ], versions
+    scenario.build(select, data_tests=False)
+
+    def versions(table: str) -> list[tuple]:
+        return [(r.rec_eff_dt.isoformat(sep=" "), r.rec_exp_dt.isoformat(sep=" "), r.is_deleted,
+                 r.first_name, r.city, r.country)
+                for r in spark.sql(f"select * from {table} where customer_id = 1 "
+                                   "order by rec_eff_dt").collect()]
+
+    gone = ("2025-01-01 01:00:00", "9999-12-31 00:00:00", True, None, None, None)
+    assert versions(f"{schema}_dimensions.dim_customer") == [
+        ("1900-01-01 00:00:00", "2025-01-01 01:00:00", False, "Ann", "Oslo", "NO"), gone]
+    assert versions(f"{schema}_snapshots.snp_customer") == [
+        ("2025-01-01 00:00:07", "2025-01-01 01:00:00", False, "Ann", "Oslo", "NO"), gone]
+
+
+def test_a_dms_reload_keeps_the_history_before_it(spark, schema, tmp_path):
+    """dim_product (history kind): a product loaded as A, changed to B, then
+    the table reloaded by DMS (its LOAD file written again, later, holding
+    B). The reload's row is ordered at its time: A from 1900 until the
+    change, then B; the reload, equal to B, makes no version. (Before
+    2026-12-05 every full-load row of a key started at 1900: the reload's B
+    replaced A from 1900, or two versions shared a surrogate key.)"""
+    landing = tmp_path / "landing"
+    header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "product_id", "product_name", "category",
+              "unit_price", "row_audit_ts"]
+    folder = landing / "retail" / "product"
+
+    def write(name: str, rows: list[list[str]]) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / name, "w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows([header, *rows])
+
+    load, changed, reloaded = ("2025-01-01 00:00:00.000000", "2025-01-01 01:00:00.000000",
+                               "2025-01-02 00:00:00.000000")
+    scenario = Scenario(Path("."), landing, schema, target_path=tmp_path / "target")
+    write("LOAD00000001.csv", [["I", load, "", "1", "Hammer", "tools", "9.99", load]])
+    scenario.build("+dim_product", data_tests=False)
+    write("20250101-010000000.csv", [["U", changed, "20250101010000000000000000000000001", "1",
+                                      "Hammer", "tools", "12.50", changed]])
+    scenario.build("+dim_product", data_tests=False)
+    write("LOAD00000001.csv", [["I", reloaded, "", "1", "Hammer", "tools", "12.50", reloaded]])
+    scenario.build("+dim_product", data_tests=False)
+    versions = [(r.rec_eff_dt.isoformat(sep=" "), r.rec_exp_dt.isoformat(sep=" "),
+                 str(r.unit_price), r.is_current)
+                for r in spark.sql(f"select * from {schema}_dimensions.dim_product "
+                                   "where product_id = 1 order by rec_eff_dt").collect()]
+    assert versions == [("1900-01-01 00:00:00", "2025-01-01 01:00:00", "9.99", False),
+                        ("2025-01-01 01:00:00", "9999-12-31 00:00:00", "12.50", True)], versions

@@ -20,7 +20,11 @@ joined as (
         case when not master.is_deleted then master.email_id end as email_id,
         case when not master.is_deleted and not address.is_deleted then address.city end as city,
         case when not master.is_deleted and not address.is_deleted then address.country end as country,
-        greatest(master._cdc_commit_ts, coalesce(address._cdc_commit_ts, master._cdc_commit_ts)) as changed_at
+        {#- a deleted customer's version starts at the delete: a later change
+            of the address changes nothing it holds -#}
+        case when master.is_deleted then master._cdc_commit_ts
+            else greatest(master._cdc_commit_ts, coalesce(address._cdc_commit_ts, master._cdc_commit_ts))
+        end as changed_at
     from master
     left join address
         on master.customer_id = address.customer_id
