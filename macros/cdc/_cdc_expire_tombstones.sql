@@ -5,12 +5,23 @@
     to decide the same. -#}
 {% macro _cdc_expire_tombstones(run, counts) %}
     {%- set tombstones = run['tombstones'] -%}
-    {%- set expired = '_cdc_recorded_at < current_timestamp() - make_dt_interval(0, '
-                      ~ run['cfg']['tombstone_retention_hours'] ~ ')' -%}
     {#- (none can be, in a table of no row before this run's deletes) -#}
-    {%- if (counts['deletes'] > 0 or not run['tombstones_empty'])
-           and run_query('select count(*) from ' ~ tombstones ~ ' where ' ~ expired).rows[0][0] > 0 -%}
-        {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
-        {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
+    {%- if counts['deletes'] > 0 or not run['tombstones_empty'] -%}
+        {#- the cutoff taken once, in microseconds: the move and the delete
+            take the same tombstones (each statement's current_timestamp()
+            is its own: one that came of age between the two would be
+            deleted without being moved) -#}
+        {%- set found -%}
+            select count_if(_cdc_recorded_at < timestamp_micros(cutoff)), max(cutoff)
+            from {{ tombstones }}
+            cross join (select unix_micros(current_timestamp() - make_dt_interval(0, {{
+                run['cfg']['tombstone_retention_hours'] }})) as cutoff) as now
+        {%- endset -%}
+        {%- set row = run_query(found).rows[0] -%}
+        {%- if row[0] > 0 -%}
+            {%- set expired = '_cdc_recorded_at < timestamp_micros(' ~ row[1] ~ 'L)' -%}
+            {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
+            {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
+        {%- endif -%}
     {%- endif -%}
 {% endmacro %}
