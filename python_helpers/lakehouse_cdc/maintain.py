@@ -44,7 +44,8 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
     """Run the maintenance; return this run's audit rows (one per table).
     Where builds take the build lock, it is held and released as
     run_holding_lock says; a LockNotReleased (the maintenance done, the lock
-    still held) carries the run's audit rows as its `rows`."""
+    still held) carries the run's audit rows as its `rows` (none, and why
+    in `unread`, when they cannot be read)."""
     from lakehouse_cdc.cluster import tables_for_target
     from lakehouse_cdc.dbt_runner import LockNotReleased, run_dbt
 
@@ -54,12 +55,12 @@ def maintain(schema: str, select: list[str] | None = None, dry_run: bool = False
         run_holding_lock(operation(select, dry_run, run_id), vars, run_id,
                          lambda args, given: run_dbt(args, schema=schema, vars=given))
     except LockNotReleased as error:  # the maintenance itself is done: its rows go with it
+        error.rows, error.unread = [], None
         try:
             error.rows = audit(tables, schema, run_id)
         except Exception as unread:  # noqa: BLE001 (how to release the lock comes first)
-            error.rows = []
-            print(f"[maintain] the run's report could not be read ({unread!r}); it is in "
-                  f"{schema}_ops.maintenance_audit, run_id '{run_id}'", file=sys.stderr)
+            error.unread = (f"the run's report could not be read ({unread!r}); it is in "
+                            f"{schema}_ops.maintenance_audit, run_id '{run_id}'")
         raise
     return audit(tables, schema, run_id)
 
@@ -167,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = maintain(args.schema, args.select, args.dry_run, args.vars)
     except LockNotReleased as error:  # done, but every build is refused until released
-        print(format_report(error.rows))
+        if error.rows:
+            print(format_report(error.rows))
         print(f"maintenance done, but {error}", file=sys.stderr)
+        if error.unread:
+            print(error.unread, file=sys.stderr)
         return 1
     except (DbtError, ClusterError) as error:
         print(error, file=sys.stderr)
