@@ -377,9 +377,9 @@ def test_a_deleted_customer_holds_no_attribute_and_makes_no_version_while_delete
 def test_a_dms_reload_keeps_the_history_before_it(spark, schema, tmp_path):
     """dim_product (history kind): a product loaded as A, changed to B, then
     the table reloaded by DMS (its LOAD file written again, later, holding
-    B). The reload's row is ordered at its time: A from 1900 until the
-    change, then B; the reload, equal to B, makes no version. (Before
-    2026-12-05 every full-load row of a key started at 1900: the reload's B
+    C: a change the capture missed). The reload's row is ordered at its
+    time: A from 1900 until the change, B until the reload, then C. (Before
+    2026-12-05 every full-load row of a key started at 1900: the reload's C
     replaced A from 1900, or two versions shared a surrogate key.)"""
     landing = tmp_path / "landing"
     header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "product_id", "product_name", "category",
@@ -399,11 +399,12 @@ def test_a_dms_reload_keeps_the_history_before_it(spark, schema, tmp_path):
     write("20250101-010000000.csv", [["U", changed, "20250101010000000000000000000000001", "1",
                                       "Hammer", "tools", "12.50", changed]])
     scenario.build("+dim_product", data_tests=False)
-    write("LOAD00000001.csv", [["I", reloaded, "", "1", "Hammer", "tools", "12.50", reloaded]])
+    write("LOAD00000001.csv", [["I", reloaded, "", "1", "Hammer", "tools", "13.00", reloaded]])
     scenario.build("+dim_product", data_tests=False)
     versions = [(r.rec_eff_dt.isoformat(sep=" "), r.rec_exp_dt.isoformat(sep=" "),
                  str(r.unit_price), r.is_current)
                 for r in spark.sql(f"select * from {schema}_dimensions.dim_product "
                                    "where product_id = 1 order by rec_eff_dt").collect()]
     assert versions == [("1900-01-01 00:00:00", "2025-01-01 01:00:00", "9.99", False),
-                        ("2025-01-01 01:00:00", "9999-12-31 00:00:00", "12.50", True)], versions
+                        ("2025-01-01 01:00:00", "2025-01-02 00:00:00", "12.50", False),
+                        ("2025-01-02 00:00:00", "9999-12-31 00:00:00", "13.00", True)], versions
