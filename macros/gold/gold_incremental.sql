@@ -170,10 +170,11 @@
 {% endmacro %}
 
 {#- The filter of the model's main input: `true` on a full recompute, else
-    `column` among the changed keys. On an incremental run it also writes the
-    entities to replace (the changed keys; on a full recompute every entity
-    the table holds) where replace_by_key finds them (`<model>__changed`),
-    so an entity that produces no row any more is deleted. -#}
+    `column` among the changed keys (a NULL key too). On an incremental run
+    it also writes the entities to replace (the changed keys; on a full
+    recompute every entity the table holds) where replace_by_key finds them
+    (`<model>__changed`), so an entity that produces no row any more is
+    deleted. -#}
 {% macro gold_changed_only(run, column, changed) %}
     {%- if not (execute and is_incremental() and flags.WHICH in ('run', 'build')) -%}
         {{ return('true') }}
@@ -189,7 +190,10 @@
     {%- if run['full'] -%}
         {{ return('true') }}
     {%- endif -%}
-    {{ return(column ~ ' in (select ' ~ column ~ ' from ' ~ keys ~ ')') }}
+    {#- null-safe (an order without a customer is a group too, `in` never
+        matches NULL); the key renamed so that `column` is the outer row's -#}
+    {{ return('exists (select 1 from (select ' ~ column ~ ' as _gold_key from ' ~ keys
+              ~ ') where _gold_key <=> ' ~ column ~ ')') }}
 {% endmacro %}
 
 {#- Post-hook of gold models: an incremental one records when it read its

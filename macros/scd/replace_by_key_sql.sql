@@ -58,8 +58,10 @@
     /* replace_by_key: nothing to recompute in run {{ invocation_id }} */
 {%- endmacro %}
 
+{#- Keys compared null-safe (`<=>`): a NULL entity or key (an order without
+    a customer) is replaced like any other; with `=` and `in` it never
+    matched, so its rows stayed or were inserted again. -#}
 {% macro _replace_by_key_merge(source, target, columns, unique_key, entity, entities) %}
-    {%- set old_key = 'old.' ~ unique_key | join(', old.') -%}
     merge into {{ target }} as t
     using (
         select {{ columns | join(', ') }}, false as _replace_delete
@@ -67,11 +69,14 @@
         union all
         select {% for column in columns %}old.{{ column }}, {% endfor %}true
         from {{ target }} as old
-        where old.{{ entity }} in ({{ entities }})
-            and {{ old_key if unique_key | length == 1 else '(' ~ old_key ~ ')' }}
-                not in (select {{ unique_key | join(', ') }} from {{ source }})
+        where exists (select 1 from ({{ entities }}) as e where e.{{ entity }} <=> old.{{ entity }})
+            and not exists (
+                select 1 from {{ source }} as n
+                where {% for column in unique_key %}n.{{ column }} <=> old.{{ column }}
+                    {{- ' and ' if not loop.last }}{% endfor %}
+            )
     ) as s
-    on {% for column in unique_key %}t.{{ column }} = s.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+    on {% for column in unique_key %}t.{{ column }} <=> s.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
     when matched and s._replace_delete then delete
     when matched then update set
         {%- for column in columns %}

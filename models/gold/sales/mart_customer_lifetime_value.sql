@@ -1,4 +1,5 @@
-{#- Lifetime orders and revenue per customer; cancelled orders excluded.
+{#- Lifetime orders and revenue per customer; cancelled orders and orders
+    without a customer excluded.
     Incremental: a run recomputes the customers of the orders fct_orders
     changed since the last one (old and new images: an order moved to
     another customer changes both). -#}
@@ -17,7 +18,9 @@
 
 with orders as (
     select * from {{ ref('fct_orders') }}
-    where not is_cancelled and {{ gold_changed_only(run, 'customer_id', changed) }}
+    where
+        not is_cancelled and customer_id is not null
+        and {{ gold_changed_only(run, 'customer_id', changed) }}
 ),
 
 final as (

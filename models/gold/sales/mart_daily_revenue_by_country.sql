@@ -1,5 +1,6 @@
 {#- Revenue and orders per day and customer country (the country of the
-    customer's address when the order was placed); cancelled orders excluded.
+    customer's address when the order was placed); cancelled orders and
+    orders without a time excluded.
     Incremental: a run recomputes the days of the orders fct_orders changed
     since the last one (old and new images) and of the orders whose customer
     version dim_customer rewrote since. -#}
@@ -21,7 +22,7 @@
 
 with orders as (
     select * from {{ ref('fct_orders') }}
-    where {{ gold_changed_only(run, 'order_date', changed) }}
+    where order_date is not null and {{ gold_changed_only(run, 'order_date', changed) }}
 ),
 
 customers as (

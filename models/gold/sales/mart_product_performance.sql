@@ -1,6 +1,7 @@
 {#- Units, revenue and orders per product and calendar month; cancelled
-    orders excluded. Incremental: a run recomputes the products of the order
-    lines fct_order_items changed since the last one (old and new images). -#}
+    orders, orders without a time and lines without a product excluded.
+    Incremental: a run recomputes the products of the order lines
+    fct_order_items changed since the last one (old and new images). -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='replace_by_key',
@@ -18,7 +19,7 @@
 with items as (
     select * from {{ ref('fct_order_items') }}
     where
-        not is_cancelled and order_ts is not null
+        not is_cancelled and order_ts is not null and product_id is not null
         and {{ gold_changed_only(run, 'product_id', changed) }}
 ),
 
