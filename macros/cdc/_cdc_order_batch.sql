@@ -6,7 +6,8 @@
       quarantined  a reject reason (cdc_changes', or a rule of
                    _cdc_reject_reason on the model's own columns), or the
                    newest change of a key the table does not hold that is
-                   older than a forgotten delete, or lacks a TOAST value;
+                   older than a forgotten delete, or lacks a TOAST value
+                   (none stored, or only from before a truncate);
       superseded   a later change of its key in the batch, or not newer
                    than the stored row, the tombstone or a truncate;
       applied      the rest.
@@ -145,17 +146,27 @@
     {#- (a delete there deletes nothing and needs no tombstone: the horizon
         keeps every older change out; superseded) -#}
     {%- set late_beyond = beyond ~ ' and not s._cdc_is_delete' if beyond else none -%}
-    {#- (a change log, whose key includes the sequence, holds one row per
-        change: it keeps the change as sent, the column NULL) -#}
-    {%- set unsent = not_stored ~ ' and not s._cdc_is_delete and size(s._cdc_unavailable) > 0'
+    {#- the newest applied truncate: the horizon's, the batch's, or both -#}
+    {%- set truncated = (['h.truncated'] if reads_horizon else []) + (['b.truncated'] if can_truncate else []) -%}
+    {%- set newest_truncate = ('greatest(' ~ truncated | join(', ') ~ ')' if truncated | length > 1
+                               else truncated[0]) if truncated else none -%}
+    {#- a change older than that truncate: gone with it, whatever is stored -#}
+    {%- set before_truncate = _cdc_seq_struct('s', seq) ~ ' < ' ~ newest_truncate if truncated else none -%}
+    {#- (Debezium TOAST) the columns a change has no value for: not sent,
+        or filled from a change older than the newest truncate (a value the
+        truncate removed) -#}
+    {%- set unsent_columns = 'array_union(s._cdc_unavailable, map_keys(map_filter(s._cdc_filled_from, (c, q) -> q < '
+                             ~ newest_truncate ~ ')))' if truncated else 's._cdc_unavailable' -%}
+    {#- ... on a key with no stored row to keep them from: none, or one
+        older than that truncate (deleted by it, or marked deleted). A
+        change log, whose key includes the sequence, holds one row per
+        change: it keeps the change as sent, the column NULL. -#}
+    {%- set unsent = 's._cdc_rank = 1 and ' ~ ('(t._cdc_present is null or ' ~ _cdc_seq_struct('t', seq) ~ ' < '
+                                              ~ newest_truncate ~ ')' if truncated else 't._cdc_present is null')
+                     ~ ' and not s._cdc_is_delete and size(' ~ unsent_columns ~ ') > 0'
                      ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ _cdc_seq_struct('s', seq) ~ ' >= '
                         ~ _cdc_seq_struct('d', seq) ~ ')' if reads_tombstones else '')
                      if run['toast'] and not (seq | select('in', keys) | list) else none -%}
-    {#- the newest applied truncate: the horizon's, the batch's, or both -#}
-    {%- set truncated = (['h.truncated'] if reads_horizon else []) + (['b.truncated'] if can_truncate else []) -%}
-    {#- a change older than that truncate: gone with it, whatever is stored -#}
-    {%- set before_truncate = _cdc_seq_struct('s', seq) ~ ' < ' ~ ('greatest(' ~ truncated | join(', ') ~ ')'
-                              if truncated | length > 1 else truncated[0]) if truncated else none -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -229,8 +240,9 @@
                         then 'late_beyond_retention: older than a delete forgotten after cdc_tombstone_retention_hours'
                     {%- endif %}
                     {%- if unsent %}
-                    when {{ unsent }} then concat('unavailable_value: ', array_join(s._cdc_unavailable, ', '),
-                        ' (the source did not send it, unchanged, and the table holds no row of the key)')
+                    when {{ unsent }} then concat('unavailable_value: ', array_join({{ unsent_columns }}, ', '),
+                        ' (the source did not send it, unchanged, and the table holds no row of the key,'
+                        ' or one from before a truncate)')
                     {%- endif %}
                 end
                 {%- endif %}) as _cdc_final_reason

@@ -2653,6 +2653,63 @@ def test_a_change_read_again_after_a_soft_truncate_is_superseded(spark, project_
     assert [tuple(r) for r in again] == [(2, 0, 2, 0)], again
 
 
+@pytest.mark.parametrize("mode", ["hard", "soft"])
+def test_a_placeholder_after_a_truncate_takes_no_value_from_before_it(
+    spark, project_copy, tmp_path, mode
+):
+    """A TOAST placeholder ('unchanged') after a truncate has no value to
+    keep from before it: on a key whose stored row the truncate removed
+    (or marked deleted), or filled from a change of the batch older than
+    the truncate (the batch's own, or one stored in the horizon by an
+    earlier run), the change is quarantined as `unavailable_value`. After
+    the key's insert since the truncate it is filled as usual. Before
+    (2026-12-05, a review) the row was inserted with NULL (hard mode) or
+    with the value from before the truncate, brought back (soft mode)."""
+    model = MODEL_SQL.replace("unique_key='item_id'",
+                              f"unique_key='item_id', meta={{'cdc_delete_mode': '{mode}'}}")
+    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+    event = dbz_event
+    truncate = json.dumps({"__op": "t", "__source_ts_ms": 1735689700000, "__lsn": 1010})
+    files = [
+        [event("c", 1, 1000, name="one"), event("c", 2, 1001, name="two")],
+        [truncate, event("u", 1, 1011, name=toast, qty=7),
+         event("u", 2, 1005, name="before"), event("u", 2, 1012, name=toast, qty=8),
+         event("c", 3, 1013, name="three"), event("u", 3, 1014, name=toast, qty=9)],
+        # the truncate is in the horizon now: a late change older than it,
+        # then a placeholder
+        [event("u", 4, 1008, name="late"), event("u", 4, 1020, name=toast, qty=4)],
+    ]
+    schema = "t_toast_truncate_" + os.urandom(3).hex()
+    for index, lines_written in enumerate(files):
+        (folder / f"20250101-00000{index}000.json").write_text("\n".join(lines_written) + "\n")
+        build(project, tmp_path, schema)
+
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    live = "not is_deleted" if mode == "soft" else "true"
+    stored = sorted((r.item_id, r.name, r.qty) for r in spark.sql(
+        f"select * from {table} where {live}").collect())
+    assert stored == [(3, "three", 9)], stored
+    if mode == "soft":
+        marked = sorted((r.item_id, r.name, r.qty) for r in spark.sql(
+            f"select * from {table} where is_deleted").collect())
+        assert marked == [(1, "one", 3), (2, "two", 3)], marked
+    quarantine = sorted(
+        (file_name(r.file_path), r.row_number, r.reason.split(" (")[0], r.record)
+        for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect())
+    assert quarantine == [
+        ("20250101-000001000.json", 2, "unavailable_value: name", files[1][1]),
+        ("20250101-000001000.json", 4, "unavailable_value: name", files[1][3]),
+        ("20250101-000002000.json", 2, "unavailable_value: name", files[2][1]),
+    ], quarantine
+    counts = sorted(tuple(r) for r in spark.sql(
+        f"select file_path, rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log").collect())
+    assert [c[1:] for c in counts] == [(2, 2, 0, 0), (6, 2, 2, 2), (2, 0, 1, 1)], counts
+
+
 def test_a_key_widened_at_the_source_widens_the_tombstones_too(spark, project_copy, tmp_path):
     """A key declared int, then bigint (the source's ids outgrew int): the
     table, its tombstones and its horizon are widened in place, and a delete
