@@ -12,7 +12,9 @@
         table (_cdc_add_undeclared_columns);
       - applied truncates (_cdc_apply_truncate), then the MERGE of the
         applied changes (_cdc_merge_sql; a change equal to what is stored
-        is a no-op); into the table this run created empty, an insert;
+        is a no-op; with partial updates, each column's value after the
+        key's changes, _cdc_partial_updates); into the table this run
+        created empty, an insert;
       - with cdc_keep_changes, every change read into the model's change
         log table (_cdc_keep_changes).
     Into a change log (this model's kept changes, or a model keyed by the
@@ -72,12 +74,15 @@
         {%- if run['toast'] and counts['placeholders'] > 0 and cfg['sequence_by'] | select('in', keys) | list -%}
             {%- set rows = '(' ~ _cdc_fill_from_log(run, run['target'], run['target_columns']) ~ ') as filled' -%}
         {%- endif -%}
-        {%- set to_apply = '(select * from ' ~ rows ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
+        {#- partial updates: each partial column with the key's value after
+            the batch's changes (_cdc_partial_updates) -#}
+        {%- set to_apply = '(' ~ _cdc_partial_updates(run, rows) ~ ')' if run['partial']
+                           else '(select * from ' ~ rows ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
         {%- set keys_in = _cdc_keys_in(run, 't') -%}
         {%- set merge = _cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
-                                       run['target_columns'] + evolved['added'], run['toast'], evolved['columns'],
-                                       empty_target=run['initial'], keys_in=keys_in) -%}
-        {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch']) -%}
+                                       run['target_columns'] + evolved['added'], run['toast'] or run['partial'],
+                                       evolved['columns'], empty_target=run['initial'], keys_in=keys_in) -%}
+        {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch'] and not run['partial']) -%}
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}

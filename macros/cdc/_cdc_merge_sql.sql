@@ -2,7 +2,7 @@
     The MERGE of the changes to apply (already the last per key and newer
     than what is stored) into the silver table; `unavailable`: the changes
     carry _cdc_keep_stored (columns to keep as stored: Debezium TOAST,
-    _cdc_order_batch). The sequence guard is repeated in the MERGE so that
+    _cdc_order_batch; partial updates, _cdc_partial_updates). The sequence guard is repeated in the MERGE so that
     it holds even if the table changed between
     the selection of the changes and this statement. `empty_target`: the
     table was created empty by this run (first run, full refresh): a plain
@@ -26,14 +26,12 @@
     {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
     {%- set deleted_at = cfg['deleted_at_column'] -%}
     {%- set updates = [] -%}
-    {%- for name in source_names if name not in keys and name not in cfg['exclude_from_update'] -%}
+    {%- for name in source_names if name not in keys -%}
         {%- if unavailable and name not in bookkeeping -%}
-            {#- a column the change did not carry (Debezium TOAST) keeps its value -#}
-            {%- set value = 'coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)' if cfg['ignore_null_updates'] else 's.`' ~ name ~ '`' -%}
+            {#- a column the change did not carry (Debezium TOAST; an update's
+                NULL or excluded column, _cdc_partial_updates) keeps its value -#}
             {%- do updates.append('t.`' ~ name ~ '` = case when array_contains(s._cdc_keep_stored, '
-                                  ~ sql_string(name) ~ ') then t.`' ~ name ~ '` else ' ~ value ~ ' end') -%}
-        {%- elif cfg['ignore_null_updates'] and name not in bookkeeping -%}
-            {%- do updates.append('t.`' ~ name ~ '` = coalesce(s.`' ~ name ~ '`, t.`' ~ name ~ '`)') -%}
+                                  ~ sql_string(name) ~ ') then t.`' ~ name ~ '` else s.`' ~ name ~ '` end') -%}
         {%- else -%}
             {%- do updates.append('t.`' ~ name ~ '` = s.`' ~ name ~ '`') -%}
         {%- endif -%}

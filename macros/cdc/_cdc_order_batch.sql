@@ -225,6 +225,22 @@
                 insert (_cdc_apply_batch) -#}
             {{ 'coalesce(s._cdc_rank = 1 and s._cdc_is_delete and d.`' ~ keys[0] ~ '` is not null, false)'
                if reads_tombstones else 'false' }} as _cdc_tombstoned,
+            {%- if run['partial'] %}
+            {#- partial updates (_cdc_partial_updates): the newest sequence a
+                change of the key must pass to give a value (stored row,
+                tombstone, truncate), and whether the key has a live row
+                before the batch's changes -#}
+            {%- set passed = ['case when t._cdc_present then ' ~ _cdc_seq_struct('t', seq) ~ ' end']
+                             + (['case when d.`' ~ keys[0] ~ '` is not null then ' ~ _cdc_seq_struct('d', seq) ~ ' end']
+                                if reads_tombstones else [])
+                             + ([newest_truncate] if truncated else []) %}
+            case when s._cdc_rank = 1 then {{ 'greatest(' ~ passed | join(', ') ~ ')' if passed | length > 1
+                                              else passed[0] }} end as _cdc_boundary,
+            coalesce(s._cdc_rank = 1 and t._cdc_present
+                {%- if run['soft'] %} and not t._cdc_stored_deleted{% endif %}
+                {%- if truncated %} and not coalesce({{ _cdc_seq_struct('t', seq) }} < {{ newest_truncate }}, false){% endif %},
+                false) as _cdc_live,
+            {%- endif %}
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not
                 carry, and those filled from a change older than the stored row -#}
@@ -257,6 +273,7 @@
             read nor broadcast, a Spark job) #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
+                {{- ', is_deleted as _cdc_stored_deleted' if run['partial'] and run['soft'] }}
             from {{ target }} as k
             {%- if keys_in %}
             where {{ keys_in }}

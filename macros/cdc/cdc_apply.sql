@@ -106,6 +106,7 @@
         'horizon': schema ~ '.' ~ target.identifier ~ '__cdc_horizon',
         'changes': _cdc_changes_relation(target) if cfg['keep_changes'] else none,
         'toast': '_cdc_unavailable' in names and _cdc_source_format() == 'debezium',
+        'partial': _cdc_partial_columns(cfg, data_columns),
         'has_tombstones': cfg['delete_mode'] != 'soft' and cfg['delete_when'] | string | trim | lower != 'false',
         'key_list': none,
         'small_tables': false,

@@ -23,7 +23,8 @@
                                   forgotten delete, for a key the table does
                                   not hold, is quarantined late_beyond_retention
       cdc_exclude_from_update     columns written on insert only
-      cdc_ignore_null_updates     true: a null in an update keeps the stored value
+      cdc_ignore_null_updates     true: a null in an update keeps the value
+                                  before it (both: _cdc_partial_updates)
       cdc_deleted_at_column       soft mode: where deleted_at comes from
                                   (default _cdc_commit_ts)
       cdc_write_mode              Iceberg write.merge/update/delete.mode of the

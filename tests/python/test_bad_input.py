@@ -2710,6 +2710,88 @@ def test_a_placeholder_after_a_truncate_takes_no_value_from_before_it(
     assert [c[1:] for c in counts] == [(2, 2, 0, 0), (6, 2, 2, 2), (2, 0, 1, 1)], counts
 
 
+def _replay_partial(changes: list[tuple], excluded: set[str]) -> dict[int, dict | None]:
+    """The state per key after `changes` (op, key, lsn, values) applied one
+    at a time in LSN order, with cdc_ignore_null_updates and `excluded`
+    written on insert only: an insert (no live row before it) writes every
+    column, an update only the columns it carries. A deleted key: None."""
+    state: dict[int, dict | None] = {}
+    for op, key, _, values in sorted(changes, key=lambda change: change[2]):
+        if op == "d":
+            state[key] = None
+        elif state.get(key) is None:
+            state[key] = dict(values)
+        else:
+            state[key].update({c: v for c, v in values.items()
+                               if c not in excluded and v is not None})
+    return state
+
+
+@pytest.mark.parametrize(("mode", "runs"), [("hard", 1), ("soft", 2)])
+def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
+    spark, project_copy, tmp_path, mode, runs
+):
+    """cdc_ignore_null_updates and cdc_exclude_from_update: a batch leaves
+    each key as its changes applied one at a time would (the truth: a
+    replay here). An insert and a NULL update in one batch keep the
+    insert's value; a delete then an insert writes every column afresh, as
+    does an insert over a row marked deleted (soft mode) or after the key's
+    tombstone; a late change older than the stored row gives no value.
+    Before (2026-12-05, a review) the batch kept each key's last change
+    alone: its NULLs and excluded values were written over an insert of
+    the same batch, and a re-insert was merged over the deleted row."""
+    model = MODEL_SQL.replace(
+        "unique_key='item_id'",
+        f"unique_key='item_id', meta={{'cdc_delete_mode': '{mode}', "
+        "'cdc_ignore_null_updates': true, 'cdc_exclude_from_update': ['born']}")
+    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+
+    def change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> tuple:
+        return op, key, lsn, {"name": name, "qty": qty, "born": born}
+
+    setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
+             change("c", 5, 102, "e", 5, 19705), change("c", 6, 103, "f", 6, 19706),
+             change("u", 5, 110, "e2", 5, 19715), change("d", 6, 111, "f", 6, 19706)]
+    batch = [change("u", 1, 200, None, 2, 19801), change("u", 1, 201, "a2", None, None),
+             change("c", 3, 202, "x", 3, 19803), change("u", 3, 203, None, None, 19804),
+             change("d", 2, 204, "b", 2, 19702), change("c", 2, 205, None, 7, 19805),
+             change("u", 2, 206, "b2", None, 19806), change("c", 4, 207, "p", 4, 19807),
+             change("d", 4, 208, "p", 4, 19807), change("u", 5, 105, "stale", 55, 19899),
+             change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810)]
+
+    def line(op: str, key: int, lsn: int, values: dict) -> str:
+        return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
+                           "active": True, **values, "__op": op,
+                           "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
+                           "__deleted": str(op == "d").lower()})
+
+    schema = "t_partial_" + os.urandom(3).hex()
+    size = -(-len(batch) // runs)
+    files = [setup] + [batch[start:start + size] for start in range(0, len(batch), size)]
+    for index, changes in enumerate(files):
+        (folder / f"20250101-00000{index}000.json").write_text(
+            "".join(line(*c) + "\n" for c in changes))
+        build(project, tmp_path, schema)
+
+    truth = _replay_partial(setup + batch, {"born"})
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    live = "not is_deleted" if mode == "soft" else "true"
+    epoch = dt.date(1970, 1, 1)
+    stored = {r.item_id: {"name": r.name, "qty": r.qty, "born": (r.born - epoch).days}
+              for r in spark.sql(f"select * from {table} where {live}").collect()}
+    assert stored == {k: v for k, v in truth.items() if v is not None}, stored
+    assert stored[3] == {"name": "x", "qty": 3, "born": 19803}  # the replay is not vacuous
+    if mode == "soft":
+        deleted = {r.item_id for r in spark.sql(f"select item_id from {table} where is_deleted"
+                                                ).collect()}
+        assert deleted == {k for k, v in truth.items() if v is None} == {4}
+    counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
+                       f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
+    assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
+
+
 def test_a_key_widened_at_the_source_widens_the_tombstones_too(spark, project_copy, tmp_path):
     """A key declared int, then bigint (the source's ids outgrew int): the
     table, its tombstones and its horizon are widened in place, and a delete
