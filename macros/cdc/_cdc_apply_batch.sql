@@ -76,13 +76,17 @@
         {%- endif -%}
         {#- partial updates: each partial column with the key's value after
             the batch's changes (_cdc_partial_updates) -#}
-        {%- set to_apply = '(' ~ _cdc_partial_updates(run, rows) ~ ')' if run['partial']
-                           else '(select * from ' ~ rows ~ " where _cdc_outcome = 'applied' and not _cdc_is_truncate)" -%}
+        {%- set partial = _cdc_partial_updates(run, rows) if run['partial'] else none -%}
+        {%- set to_apply = '(select * from ' ~ (partial or rows) ~ " where _cdc_outcome = 'applied' and "
+                           ~ ('_cdc_rank = 1' if partial else 'not _cdc_is_truncate') ~ ')' -%}
         {%- set keys_in = _cdc_keys_in(run, 't') -%}
         {%- set merge = _cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                        run['target_columns'] + evolved['added'], run['toast'] or run['partial'],
                                        evolved['columns'], empty_target=run['initial'], keys_in=keys_in) -%}
-        {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch'] and not run['partial']) -%}
+        {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch']) -%}
+        {%- if partial -%}
+            {%- do run_query('drop view if exists ' ~ partial) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- if run['changes'] and counts['kept'] > 0 -%}
         {%- do _cdc_keep_changes(run, counts) -%}

@@ -5,7 +5,8 @@
     change takes, for each such column, the value of the latest earlier
     change of its key that did carry one, and the column leaves the list;
     what is still listed keeps the stored value in the MERGE
-    (_cdc_merge_sql). `_cdc_filled_from` maps each column filled so to the
+    (_cdc_merge_sql). A delete gives no value, and none from before it
+    passes it. `_cdc_filled_from` maps each column filled so to the
     sequence of the change that gave it: a change older than the stored
     row (late) cannot give a value to a newer one (_cdc_order_batch then
     keeps the stored value). SQL over all the batch's rows, same columns
@@ -23,12 +24,12 @@
         {%- for name in columns %}
         {%- if name in fillable %}
         case when _cdc_filled and array_contains(_cdc_unavailable, {{ sql_string(name) }})
-                  and _fill_{{ loop.index }} is not null
+                  and {{ _cdc_fill_given(loop.index) }}
             then _fill_{{ loop.index }}.v else `{{ name }}` end as `{{ name }}`,
         {%- elif name == '_cdc_unavailable' %}
         case when _cdc_filled then filter(_cdc_unavailable, c -> case
             {%- for other in columns if other in fillable %}
-            when c = {{ sql_string(other) }} then _fill_{{ columns.index(other) + 1 }} is null
+            when c = {{ sql_string(other) }} then not {{ _cdc_fill_given(columns.index(other) + 1) }}
             {%- endfor %}
             else true end) else _cdc_unavailable end as _cdc_unavailable,
         {%- else %}
@@ -40,13 +41,17 @@
         map_filter(map('', case when false then {{ _cdc_seq_struct(none, seq) }} end
             {%- for name in columns if name in fillable %},
             {{ sql_string(name) }}, case when _cdc_filled and array_contains(_cdc_unavailable, {{ sql_string(name) }})
-                then _fill_{{ columns.index(name) + 1 }}.s end
+                and {{ _cdc_fill_given(columns.index(name) + 1) }} then _fill_{{ columns.index(name) + 1 }}.s end
             {%- endfor %}), (c, s) -> s is not null) as _cdc_filled_from
     from (
         select
             *,
+            {#- the key's latest delete before the change: a value from before
+                it is not the key's any more -#}
+            max(case when _cdc_is_delete then {{ _cdc_seq_struct(none, seq) }} end) over ({{ window }})
+                as _fill_after,
             {%- for name in columns if name in fillable %}
-            last_value(case when not array_contains(_cdc_unavailable, {{ sql_string(name) }})
+            last_value(case when not array_contains(_cdc_unavailable, {{ sql_string(name) }}) and not _cdc_is_delete
                             then named_struct('v', `{{ name }}`, 's', {{ _cdc_seq_struct(none, seq) }}) end, true)
                 over ({{ window }})
                 as _fill_{{ columns.index(name) + 1 }}{{ ',' if not loop.last }}
@@ -54,3 +59,10 @@
         from (select *, not _cdc_held and _cdc_reason is null as _cdc_filled from {{ batch }}) as flagged
     ) as filled
 {% endmacro %}
+
+{#- Whether the change's column number `index` takes the value found for
+    it: one was found, and it is newer than the key's latest delete before
+    the change -#}
+{% macro _cdc_fill_given(index) -%}
+    (_fill_{{ index }} is not null and (_fill_after is null or _fill_{{ index }}.s > _fill_after))
+{%- endmacro %}

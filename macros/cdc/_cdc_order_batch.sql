@@ -100,6 +100,7 @@
                     and lag({{ _cdc_seq_struct(none, seq) }}) over by_key <=> {{ _cdc_seq_struct(none, seq) }}
                     and not lag(named_struct({{ content | join(', ') }})) over by_key
                             <=> named_struct({{ content | join(', ') }}) as _cdc_tie
+
             from ({{ rows }}) as batch_rows
             window by_key as (
                 partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
@@ -152,21 +153,46 @@
                                else truncated[0]) if truncated else none -%}
     {#- a change older than that truncate: gone with it, whatever is stored -#}
     {%- set before_truncate = _cdc_seq_struct('s', seq) ~ ' < ' ~ newest_truncate if truncated else none -%}
-    {#- (Debezium TOAST) the columns a change has no value for: not sent,
-        or filled from a change older than the newest truncate (a value the
-        truncate removed) -#}
-    {%- set unsent_columns = 'array_union(s._cdc_unavailable, map_keys(map_filter(s._cdc_filled_from, (c, q) -> q < '
-                             ~ newest_truncate ~ ')))' if truncated else 's._cdc_unavailable' -%}
-    {#- ... on a key with no stored row to keep them from: none, or one
-        older than that truncate (deleted by it, or marked deleted). A
-        change log, whose key includes the sequence, holds one row per
-        change: it keeps the change as sent, the column NULL. -#}
-    {%- set unsent = 's._cdc_rank = 1 and ' ~ ('(t._cdc_present is null or ' ~ _cdc_seq_struct('t', seq) ~ ' < '
-                                              ~ newest_truncate ~ ')' if truncated else 't._cdc_present is null')
-                     ~ ' and not s._cdc_is_delete and size(' ~ unsent_columns ~ ') > 0'
-                     ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ _cdc_seq_struct('s', seq) ~ ' >= '
-                        ~ _cdc_seq_struct('d', seq) ~ ')' if reads_tombstones else '')
+    {%- set s_seq = _cdc_seq_struct('s', seq) -%}
+    {%- set t_seq = _cdc_seq_struct('t', seq) -%}
+    {%- set d_seq = _cdc_seq_struct('d', seq) -%}
+    {%- set tombstone = 'd.`' ~ keys[0] ~ '` is not null' -%}
+    {#- soft mode: whether the stored row is marked deleted (read for the
+        rules below only) -#}
+    {%- set stored_deleted = run['soft'] and (run['toast'] or run['partial']) -%}
+    {#- the key has no live stored row: none, one older than the newest
+        truncate, than its own tombstone (a run stopped between the
+        tombstone and the MERGE), or one marked deleted -#}
+    {%- set gone = ['t._cdc_present is null']
+                   + (['coalesce(' ~ t_seq ~ ' < ' ~ newest_truncate ~ ', false)'] if truncated else [])
+                   + (['coalesce(' ~ tombstone ~ ' and ' ~ t_seq ~ ' <= ' ~ d_seq ~ ', false)'] if reads_tombstones else [])
+                   + (['coalesce(t._cdc_stored_deleted, false)'] if stored_deleted else []) -%}
+    {%- set stored_gone = '(' ~ gone | join(' or ') ~ ')' -%}
+    {#- a value given by a change at or before the key's last removal (the
+        newest truncate, its tombstone, its row marked deleted, or for a key
+        neither stored nor tombstoned the horizon's newest forgotten delete):
+        a value that removal took away -#}
+    {%- set removed = (['q < ' ~ newest_truncate] if truncated else [])
+                      + (['(' ~ tombstone ~ ' and q <= ' ~ d_seq ~ ')'] if reads_tombstones else [])
+                      + (['(t._cdc_stored_deleted and q <= ' ~ t_seq ~ ')'] if stored_deleted else [])
+                      + (['(t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
+                          ~ ' and q <= h.newest)'] if has_tombstones and reads_horizon else []) -%}
+    {#- (Debezium TOAST) the columns a change has no value for: not sent, or
+        filled from a change a removal came after -#}
+    {%- set unsent_columns = 'array_union(s._cdc_unavailable, map_keys(map_filter(s._cdc_filled_from, (c, q) -> '
+                             ~ removed | join(' or ') ~ ')))' if removed else 's._cdc_unavailable' -%}
+    {#- ... on a key with no live stored row to keep them from. A change
+        log, whose key includes the sequence, holds one row per change: it
+        keeps the change as sent, the column NULL. -#}
+    {%- set unsent = 's._cdc_rank = 1 and ' ~ stored_gone ~ ' and not s._cdc_is_delete and size(' ~ unsent_columns ~ ') > 0'
+                     ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ s_seq ~ ' >= ' ~ d_seq ~ ')' if reads_tombstones else '')
                      if run['toast'] and not (seq | select('in', keys) | list) else none -%}
+    {#- (a change older than a truncate is superseded, not quarantined: its
+        reason would keep it out of the change log too) -#}
+    {%- if before_truncate -%}
+        {%- set late_beyond = late_beyond ~ ' and not coalesce(' ~ before_truncate ~ ', false)' if late_beyond else none -%}
+        {%- set unsent = unsent ~ ' and not coalesce(' ~ before_truncate ~ ', false)' if unsent else none -%}
+    {%- endif -%}
     {%- set batch_sql -%}
         with ranked as ({{ ranked_sql }})
 
@@ -228,18 +254,17 @@
             {%- if run['partial'] %}
             {#- partial updates (_cdc_partial_updates): the newest sequence a
                 change of the key must pass to give a value (stored row,
-                tombstone, truncate), and whether the key has a live row
-                before the batch's changes -#}
-            {%- set passed = ['case when t._cdc_present then ' ~ _cdc_seq_struct('t', seq) ~ ' end']
-                             + (['case when d.`' ~ keys[0] ~ '` is not null then ' ~ _cdc_seq_struct('d', seq) ~ ' end']
-                                if reads_tombstones else [])
-                             + ([newest_truncate] if truncated else []) %}
+                tombstone, truncate; for a key neither stored nor
+                tombstoned, the horizon's newest forgotten delete), and
+                whether the key has a live row before the batch's changes -#}
+            {%- set passed = ['case when t._cdc_present then ' ~ t_seq ~ ' end']
+                             + (['case when ' ~ tombstone ~ ' then ' ~ d_seq ~ ' end'] if reads_tombstones else [])
+                             + ([newest_truncate] if truncated else [])
+                             + (['case when t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
+                                 ~ ' then h.newest end'] if has_tombstones and reads_horizon else []) %}
             case when s._cdc_rank = 1 then {{ 'greatest(' ~ passed | join(', ') ~ ')' if passed | length > 1
                                               else passed[0] }} end as _cdc_boundary,
-            coalesce(s._cdc_rank = 1 and t._cdc_present
-                {%- if run['soft'] %} and not t._cdc_stored_deleted{% endif %}
-                {%- if truncated %} and not coalesce({{ _cdc_seq_struct('t', seq) }} < {{ newest_truncate }}, false){% endif %},
-                false) as _cdc_live,
+            coalesce(s._cdc_rank = 1 and not {{ stored_gone }}, false) as _cdc_live,
             {%- endif %}
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not
@@ -273,7 +298,7 @@
             read nor broadcast, a Spark job) #}
         left join (
             select {{ key_list }}, {{ seq_list }}, true as _cdc_present
-                {{- ', is_deleted as _cdc_stored_deleted' if run['partial'] and run['soft'] }}
+                {{- ', is_deleted as _cdc_stored_deleted' if stored_deleted }}
             from {{ target }} as k
             {%- if keys_in %}
             where {{ keys_in }}

@@ -4,30 +4,41 @@
     all. A batch gives each key's applied change the values the key would
     have after its changes one at a time, in sequence order:
 
-      - a change is an insert (a birth) when the key has no live row before
-        it: the first change newer than what is stored, when the stored row
-        is none, marked deleted (soft mode) or older than a truncate; any
-        change right after a delete of the key;
-      - an insert writes every column as sent (a NULL too); an update
-        writes the columns it carries (a value that is not NULL; not an
-        excluded column);
+      - the key's changes newer than what is stored (the stored row, its
+        tombstone, a truncate; for a key neither stored nor tombstoned,
+        the horizon's newest forgotten delete: _cdc_order_batch's
+        `_cdc_boundary`) fall in stretches, a new one after each delete;
+        a stretch is open when the key has no live row at its start (after
+        a delete; or the first, when the stored row is none, marked
+        deleted, older than a truncate or than its own tombstone);
+      - an open stretch's insert (a birth) is its first change that is not
+        a delete and holds every value (no Debezium TOAST placeholder,
+        filled or not: one at a time, an earlier such change would be
+        quarantined), or failing one its first change; the changes before
+        it give no value;
+      - an insert writes every column as sent (a NULL too), an update the
+        columns it carries (a value that is not NULL, not an excluded
+        column; not a TOAST placeholder left unfilled or filled from before
+        the boundary);
       - a column no change carries since the last insert keeps the stored
         value (the MERGE keeps it: `_cdc_keep_stored`).
 
-    Changes not newer than the stored row, the key's tombstone or a
-    truncate give no value (_cdc_order_batch's `_cdc_boundary`). Only the
-    MERGE reads these values: the batch, its change log and the tie checks
-    keep each change as sent.
+    Only the MERGE reads these values, from scratch files written here (so
+    the MERGE still reads a filter over a scan, which Spark's runtime bloom
+    filter needs: _cdc_run_merge): the batch, its change log and the tie
+    checks keep each change as sent.
 #}
 
 {#- The columns an update may leave as stored: those of
     cdc_exclude_from_update, and with cdc_ignore_null_updates every column
-    of the entity (not a key, the sequence, the operation or a `_cdc_`
-    column, which describe the change). None for a change log (a model
+    of the entity (not a key, the sequence, the operation, the soft
+    deletes' deleted_at column or a `_cdc_` column, which describe the
+    change). None for a change log (a model
     keyed by its sequence: each change is its own row). -#}
 {% macro _cdc_partial_columns(cfg, data_columns) %}
     {%- set partial = [] -%}
-    {%- set bookkeeping = cfg['keys'] + cfg['sequence_by'] + [cfg['operation_column']] -%}
+    {#- (deleted_at takes the delete's own value) -#}
+    {%- set bookkeeping = cfg['keys'] + cfg['sequence_by'] + [cfg['operation_column'], cfg['deleted_at_column']] -%}
     {%- if not (cfg['sequence_by'] | select('in', cfg['keys']) | list) -%}
         {%- for column in data_columns if column.name not in bookkeeping
                 and (column.name in cfg['exclude_from_update']
@@ -38,9 +49,11 @@
     {{ return(partial) }}
 {% endmacro %}
 
-{#- The MERGE's source for a model with partial updates: the applied
-    changes of the batch `rows`, each partial column with the key's value
-    after its changes, and the columns to keep as stored. -#}
+{#- The MERGE's source for a model with partial updates (`rows`: the
+    batch): the applied changes, each partial column with the key's value
+    after its changes, and the columns to keep as stored, with every
+    change's outcome and rank. Written to scratch files; returns the view
+    that reads them. -#}
 {% macro _cdc_partial_updates(run, rows) %}
     {%- set cfg = run['cfg'] -%}
     {%- set partial = run['partial'] -%}
@@ -48,7 +61,15 @@
     {%- set in_order -%}
         partition by {{ key_list }}
         order by {% for column in cfg['sequence_by'] %}`{{ column }}`, {% endfor %}_cdc_file, _cdc_row
-    {%- endset %}
+    {%- endset -%}
+    {#- a TOAST column a change does not carry: left unfilled, or filled
+        from a change at or before the boundary -#}
+    {%- set gap = {} -%}
+    {%- for name in partial -%}
+        {%- do gap.update({name: ('array_contains(_cdc_unavailable, ' ~ sql_string(name) ~ ') or coalesce(_cdc_filled_from['
+                                  ~ sql_string(name) ~ '] <= _cdc_key_boundary, false)') if run['toast'] else 'false'}) -%}
+    {%- endfor -%}
+    {%- set query %}
     select
         {%- for column in run['data_columns'] %}
         {{ '_cdc_value_' ~ (partial.index(column.name) + 1) ~ '.v as `' ~ column.name ~ '`'
@@ -58,6 +79,8 @@
         _cdc_extra,
         {%- endif %}
         _cdc_is_delete,
+        _cdc_outcome,
+        _cdc_rank,
         {#- a column no change carried since the last insert (possible only
             while the key has a live stored row): kept as stored -#}
         {{ 'array_union(_cdc_keep_stored, ' if run['toast'] }}filter(array(
@@ -71,8 +94,9 @@
         select
             *,
             {%- for name in partial %}
-            last_value(case when _cdc_birth or {{ 'false' if name in cfg['exclude_from_update']
-                                                  else '`' ~ name ~ '` is not null' }}
+            last_value(case when _cdc_gives and (_cdc_birth
+                                {{- '' if name in cfg['exclude_from_update'] else ' or `' ~ name ~ '` is not null' }})
+                                and not ({{ gap[name] }})
                             then named_struct('v', `{{ name }}`) end, true)
                 over ({{ in_order }} rows between unbounded preceding and current row) as _cdc_value_{{ loop.index }}
             {{- ',' if not loop.last }}
@@ -80,19 +104,41 @@
         from (
             select
                 *,
-                ((row_number() over ({{ in_order }})) = 1 and not _cdc_key_live)
-                    or coalesce(lag(_cdc_is_delete) over ({{ in_order }}), false) as _cdc_birth
+                coalesce(_cdc_order = _cdc_birth_at, false) as _cdc_birth,
+                not _cdc_open or _cdc_order >= _cdc_birth_at as _cdc_gives
             from (
                 select
                     *,
-                    max(_cdc_boundary) over (partition by {{ key_list }}) as _cdc_key_boundary,
-                    bool_or(_cdc_live) over (partition by {{ key_list }}) as _cdc_key_live
-                from {{ rows }}
-                where {{ _cdc_kept() }} and not _cdc_is_truncate
-            ) as bounded
-            where _cdc_rank = 1 or _cdc_key_boundary is null
-                or {{ _cdc_seq_struct(none, cfg['sequence_by']) }} > _cdc_key_boundary
-        ) as births
+                    {#- an open stretch's insert: its first whole change, or its first -#}
+                    case when _cdc_open then coalesce(
+                        min(case when _cdc_whole then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch),
+                        min(_cdc_order) over (partition by {{ key_list }}, _cdc_stretch)) end as _cdc_birth_at
+                from (
+                    select
+                        *,
+                        row_number() over ({{ in_order }}) as _cdc_order,
+                        coalesce(sum(case when _cdc_is_delete then 1 end) over (
+                            {{ in_order }} rows between unbounded preceding and 1 preceding), 0) as _cdc_stretch,
+                        coalesce(sum(case when _cdc_is_delete then 1 end) over (
+                            {{ in_order }} rows between unbounded preceding and 1 preceding), 0) > 0
+                            or not _cdc_key_live as _cdc_open,
+                        not _cdc_is_delete
+                            {%- if run['toast'] %} and size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0{% endif %}
+                            as _cdc_whole
+                    from (
+                        select
+                            *,
+                            max(_cdc_boundary) over (partition by {{ key_list }}) as _cdc_key_boundary,
+                            bool_or(_cdc_live) over (partition by {{ key_list }}) as _cdc_key_live
+                        from {{ rows }}
+                        where {{ _cdc_kept() }} and not _cdc_is_truncate
+                    ) as bounded
+                    where _cdc_rank = 1 or _cdc_key_boundary is null
+                        or {{ _cdc_seq_struct(none, cfg['sequence_by']) }} > _cdc_key_boundary
+                ) as stretches
+            ) as births
+        ) as givers
     ) as resolved
-    where _cdc_outcome = 'applied' and _cdc_rank = 1
+    {%- endset -%}
+    {{ return(_cdc_scratch_write(run['schema'], run['batch'] ~ '_partial', query, folder=run['batch'] ~ '/partial')) }}
 {% endmacro %}

@@ -2754,10 +2754,12 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
              change("c", 5, 102, "e", 5, 19705), change("c", 6, 103, "f", 6, 19706),
              change("u", 5, 110, "e2", 5, 19715), change("d", 6, 111, "f", 6, 19706)]
+    # (in two runs: key 2's delete and inserts in the first, key 3's insert
+    # in the first and its update in the second)
     batch = [change("u", 1, 200, None, 2, 19801), change("u", 1, 201, "a2", None, None),
-             change("c", 3, 202, "x", 3, 19803), change("u", 3, 203, None, None, 19804),
              change("d", 2, 204, "b", 2, 19702), change("c", 2, 205, None, 7, 19805),
-             change("u", 2, 206, "b2", None, 19806), change("c", 4, 207, "p", 4, 19807),
+             change("u", 2, 206, "b2", None, 19806), change("c", 3, 202, "x", 3, 19803),
+             change("u", 3, 203, None, None, 19804), change("c", 4, 207, "p", 4, 19807),
              change("d", 4, 208, "p", 4, 19807), change("u", 5, 105, "stale", 55, 19899),
              change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810)]
 
@@ -2790,6 +2792,81 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
                        f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
+
+
+def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_copy, tmp_path):
+    """Partial updates (NULLs ignored, `born` on insert only) and Debezium
+    TOAST placeholders, with deletes and a truncate, four runs: what one
+    change at a time gives. A key's insert is its first change holding every
+    value (a placeholder before it, which alone would be quarantined, gives
+    nothing), also after a delete in the same batch; a placeholder after
+    the key's tombstone takes no value from a late change before it and,
+    with no stored row, is quarantined; a run re-reading a delete whose tombstone it wrote (a
+    stop before its MERGE) and a newer insert writes the insert whole; a
+    placeholder superseded by a truncate stays in the change log. Before
+    (2026-12-05, a review of the day's fixes) each of these kept or gave a
+    value from before the removal, or lost the change from the log."""
+    model = MODEL_SQL.replace(
+        "unique_key='item_id'",
+        "unique_key='item_id', meta={'cdc_keep_changes': true, "
+        "'cdc_ignore_null_updates': true, 'cdc_exclude_from_update': ['born']}")
+    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+
+    def e(op: str, key: int, lsn: int, **values) -> str:
+        return json.dumps({"item_id": key, "name": f"n{key}", "price": "1.50", "qty": 3,
+                           "born": 19700, "seen_at": 1704103200000000, "active": True,
+                           **values, "__op": op, "__source_ts_ms": 1735689600000 + lsn,
+                           "__lsn": lsn, "__deleted": str(op == "d").lower()})
+
+    truncate = json.dumps({"__op": "t", "__source_ts_ms": 1735689600401, "__lsn": 401})
+    runs = [
+        [e("c", 12, 100, name="a12", born=1), e("c", 13, 101, name="a13", born=2),
+         e("c", 14, 102, name="a14", born=3), e("c", 17, 103, name="a17", born=4)],
+        # 11: a placeholder on a key never stored, then its whole insert;
+        # 13: a delete, an insert, a placeholder; 14: a delete (its tombstone)
+        [e("u", 11, 301, name=toast, born=10), e("u", 11, 302, name="n11", born=20),
+         e("d", 13, 310), e("c", 13, 311, name="n13", born=30),
+         e("u", 13, 312, name=toast, qty=5, born=31), e("d", 14, 320)],
+        # 14: a late change, then a placeholder; 17: its tombstone is written
+        # first below (a run stopped before its MERGE), then read again
+        [e("u", 14, 315, name="late"), e("u", 14, 330, name=toast),
+         e("d", 17, 350), e("c", 17, 351, name="n17", born=21)],
+        # 16: a placeholder filled from its insert, both before the truncate;
+        # 15: after it, a placeholder filled from before it, then a whole change
+        [e("c", 16, 396, name="x16"), e("u", 16, 397, name=toast),
+         e("c", 15, 398, name="a15", born=5), truncate,
+         e("u", 15, 402, name=toast, born=7), e("u", 15, 403, name="z", born=8)],
+    ]
+    schema = "t_partial_toast_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+
+    def state() -> dict[int, tuple]:
+        return {r.item_id: (r.name, (r.born - dt.date(1970, 1, 1)).days)
+                for r in spark.table(table).collect()}
+
+    expected = [
+        {12: ("a12", 1), 13: ("a13", 2), 14: ("a14", 3), 17: ("a17", 4)},
+        {11: ("n11", 20), 12: ("a12", 1), 13: ("n13", 30), 17: ("a17", 4)},
+        {11: ("n11", 20), 12: ("a12", 1), 13: ("n13", 30), 17: ("n17", 21)},
+        {15: ("z", 8)},
+    ]
+    for index, lines_written in enumerate(runs):
+        if index == 2:
+            spark.sql(f"insert into {table}__cdc_tombstones "
+                      "(item_id, _cdc_phase, _cdc_change_seq, _cdc_recorded_at) "
+                      "values (17, 1, 350, current_timestamp())")
+        (folder / f"20250101-00000{index}000.json").write_text("\n".join(lines_written) + "\n")
+        build(project, tmp_path, schema)
+        assert state() == expected[index], (index, state())
+    quarantined = sorted((file_name(r.file_path), r.row_number, r.reason.split(" (")[0])
+                         for r in spark.table(f"{schema}_silver.cdc_quarantine").collect())
+    assert quarantined == [("20250101-000002000.json", 2, "unavailable_value: name")], quarantined
+    logged = {(r.item_id, int(r._cdc_change_seq)) for r in spark.table(
+        f"{table}__cdc_changes").where("item_id = 16").collect()}
+    assert logged == {(16, 396), (16, 397)}, logged
 
 
 def test_a_key_widened_at_the_source_widens_the_tombstones_too(spark, project_copy, tmp_path):
