@@ -2,16 +2,17 @@
     The MERGE of the changes to apply (already the last per key and newer
     than what is stored) into the silver table; `unavailable`: the changes
     carry _cdc_keep_stored (columns to keep as stored: Debezium TOAST,
-    _cdc_order_batch; partial updates, _cdc_partial_updates). The sequence guard is repeated in the MERGE so that
-    it holds even if the table changed between
-    the selection of the changes and this statement. `empty_target`: the
-    table was created empty by this run (first run, full refresh): a plain
-    insert of the same rows. `keys_in`: a predicate on the table's columns
-    true for every key of `changes` (_cdc_keys_in): the MERGE then reads
-    and shuffles only the stored rows it can match.
+    _cdc_order_batch; partial updates, _cdc_partial_updates, whose changes
+    also carry _cdc_deleted_at: `partial`). The sequence guard is repeated
+    in the MERGE so that it holds even if the table changed between the
+    selection of the changes and this statement. `empty_target`: the table
+    was created empty by this run (first run, full refresh): a plain insert
+    of the same rows. `keys_in`: a predicate on the table's columns true for
+    every key of `changes` (_cdc_keys_in): the MERGE then reads and
+    shuffles only the stored rows it can match.
 #}
 {% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[],
-                        empty_target=false, keys_in='') %}
+                        empty_target=false, keys_in='', partial=false) %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
@@ -24,7 +25,9 @@
         {%- do dropped.append(name) -%}
     {%- endfor -%}
     {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
-    {%- set deleted_at = cfg['deleted_at_column'] -%}
+    {#- a soft delete's deleted_at: the change's own value (with partial
+        updates the column itself holds the key's value after its changes) -#}
+    {%- set deleted_at = 's._cdc_deleted_at' if partial else 's.`' ~ cfg['deleted_at_column'] ~ '`' -%}
     {%- set updates = [] -%}
     {%- for name in source_names if name not in keys -%}
         {%- if unavailable and name not in bookkeeping -%}
@@ -52,7 +55,7 @@
     {%- do insert_values.append("'" ~ invocation_id ~ "'") -%}
     {%- if soft -%}
         {%- do insert_names.extend(['is_deleted', 'deleted_at']) -%}
-        {%- do insert_values.extend(['s._cdc_is_delete', 'case when s._cdc_is_delete then s.`' ~ deleted_at ~ '` end']) -%}
+        {%- do insert_values.extend(['s._cdc_is_delete', 'case when s._cdc_is_delete then ' ~ deleted_at ~ ' end']) -%}
     {%- endif -%}
     {%- set insert_columns = insert_names | map('tojson') | join(', ') | replace('"', '`') -%}
     {%- if empty_target -%}
@@ -78,7 +81,7 @@
         t.`{{ name }}` = s.`{{ name }}`,
         {%- endfor %}
         t.is_deleted = true,
-        t.deleted_at = s.`{{ deleted_at }}`,
+        t.deleted_at = {{ deleted_at }},
         t._cdc_loaded_at = current_timestamp(),
         t._cdc_run_id = '{{ invocation_id }}'
     when matched and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set

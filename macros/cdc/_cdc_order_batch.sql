@@ -7,7 +7,8 @@
                    _cdc_reject_reason on the model's own columns), or the
                    newest change of a key the table does not hold that is
                    older than a forgotten delete, or lacks a TOAST value
-                   (none stored, or only from before a truncate);
+                   (no live stored row, and none from the batch since the
+                   key's last removal);
       superseded   a later change of its key in the batch, or not newer
                    than the stored row, the tombstone or a truncate;
       applied      the rest.
@@ -100,12 +101,24 @@
                     and lag({{ _cdc_seq_struct(none, seq) }}) over by_key <=> {{ _cdc_seq_struct(none, seq) }}
                     and not lag(named_struct({{ content | join(', ') }})) over by_key
                             <=> named_struct({{ content | join(', ') }}) as _cdc_tie
+                {%- if run['toast'] %},
+                {#- the key's newest change holding every value (not a delete,
+                    no placeholder, filled or not) and its newest delete: a
+                    value filled in the batch is the key's only from such a
+                    change on -#}
+                max(case when not _cdc_is_delete and size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0
+                         then {{ _cdc_seq_struct(none, seq) }} end) over by_entity as _cdc_key_whole,
+                max(case when _cdc_is_delete then {{ _cdc_seq_struct(none, seq) }} end) over by_entity
+                    as _cdc_key_deleted
+                {%- endif %}
 
             from ({{ rows }}) as batch_rows
             window by_key as (
                 partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
                 order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
-            )
+            ){% if run['toast'] %}, by_entity as (
+                partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
+            ){% endif %}
         )
 
         select * from ranking
@@ -172,15 +185,22 @@
         newest truncate, its tombstone, its row marked deleted, or for a key
         neither stored nor tombstoned the horizon's newest forgotten delete):
         a value that removal took away -#}
-    {%- set removed = (['q < ' ~ newest_truncate] if truncated else [])
-                      + (['(' ~ tombstone ~ ' and q <= ' ~ d_seq ~ ')'] if reads_tombstones else [])
-                      + (['(t._cdc_stored_deleted and q <= ' ~ t_seq ~ ')'] if stored_deleted else [])
+    {%- set removed = (['{q} < ' ~ newest_truncate] if truncated else [])
+                      + (['(' ~ tombstone ~ ' and {q} <= ' ~ d_seq ~ ')'] if reads_tombstones else [])
+                      + (['(t._cdc_stored_deleted and {q} <= ' ~ t_seq ~ ')'] if stored_deleted else [])
                       + (['(t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
-                          ~ ' and q <= h.newest)'] if has_tombstones and reads_horizon else []) -%}
+                          ~ ' and {q} <= h.newest)'] if has_tombstones and reads_horizon else []) -%}
     {#- (Debezium TOAST) the columns a change has no value for: not sent, or
-        filled from a change a removal came after -#}
+        filled from a change a removal came after, or (a key with no live
+        stored row, where the fill is all there is) filled when no change of
+        the batch since the key's last removal and delete holds every value
+        (one at a time, the change that gave it would be quarantined) -#}
+    {%- set based = 's._cdc_key_whole is not null and (s._cdc_key_deleted is null or s._cdc_key_whole > s._cdc_key_deleted)'
+                    ~ (' and not coalesce(' ~ removed | join(' or ') | replace('{q}', 's._cdc_key_whole') ~ ', false)'
+                       if removed else '') if run['toast'] else none -%}
     {%- set unsent_columns = 'array_union(s._cdc_unavailable, map_keys(map_filter(s._cdc_filled_from, (c, q) -> '
-                             ~ removed | join(' or ') ~ ')))' if removed else 's._cdc_unavailable' -%}
+                             ~ (removed + ['not (' ~ based ~ ')']) | join(' or ') | replace('{q}', 'q') ~ ')))'
+                             if run['toast'] else none -%}
     {#- ... on a key with no live stored row to keep them from. A change
         log, whose key includes the sequence, holds one row per change: it
         keeps the change as sent, the column NULL. -#}
@@ -259,11 +279,12 @@
                 whether the key has a live row before the batch's changes -#}
             {%- set passed = ['case when t._cdc_present then ' ~ t_seq ~ ' end']
                              + (['case when ' ~ tombstone ~ ' then ' ~ d_seq ~ ' end'] if reads_tombstones else [])
-                             + ([newest_truncate] if truncated else [])
                              + (['case when t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
                                  ~ ' then h.newest end'] if has_tombstones and reads_horizon else []) %}
             case when s._cdc_rank = 1 then {{ 'greatest(' ~ passed | join(', ') ~ ')' if passed | length > 1
                                               else passed[0] }} end as _cdc_boundary,
+            {#- (a change with a truncate's own sequence is ordered after it) -#}
+            case when s._cdc_rank = 1 then {{ newest_truncate if truncated else 'null' }} end as _cdc_truncated,
             coalesce(s._cdc_rank = 1 and not {{ stored_gone }}, false) as _cdc_live,
             {%- endif %}
             {%- if run['toast'] %}
@@ -282,8 +303,8 @@
                     {%- endif %}
                     {%- if unsent %}
                     when {{ unsent }} then concat('unavailable_value: ', array_join({{ unsent_columns }}, ', '),
-                        ' (the source did not send it, unchanged, and the table holds no row of the key,'
-                        ' or one from before a truncate)')
+                        ' (the source did not send it, unchanged, and no live row of the key holds it: none'
+                        ' stored, or one a delete or truncate removed)')
                     {%- endif %}
                 end
                 {%- endif %}) as _cdc_final_reason

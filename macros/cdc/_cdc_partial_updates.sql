@@ -5,17 +5,17 @@
     have after its changes one at a time, in sequence order:
 
       - the key's changes newer than what is stored (the stored row, its
-        tombstone, a truncate; for a key neither stored nor tombstoned,
-        the horizon's newest forgotten delete: _cdc_order_batch's
-        `_cdc_boundary`) fall in stretches, a new one after each delete;
+        tombstone; for a key neither stored nor tombstoned, the horizon's
+        newest forgotten delete: _cdc_order_batch's `_cdc_boundary`) and not
+        older than the newest truncate (`_cdc_truncated`) fall in stretches, a new one after each delete;
         a stretch is open when the key has no live row at its start (after
         a delete; or the first, when the stored row is none, marked
         deleted, older than a truncate or than its own tombstone);
       - an open stretch's insert (a birth) is its first change that is not
         a delete and holds every value (no Debezium TOAST placeholder,
         filled or not: one at a time, an earlier such change would be
-        quarantined), or failing one its first change; the changes before
-        it give no value;
+        quarantined); the changes before it, and a stretch without one,
+        give no value, and no value passes a delete;
       - an insert writes every column as sent (a NULL too), an update the
         columns it carries (a value that is not NULL, not an excluded
         column; not a TOAST placeholder left unfilled or filled from before
@@ -31,14 +31,12 @@
 
 {#- The columns an update may leave as stored: those of
     cdc_exclude_from_update, and with cdc_ignore_null_updates every column
-    of the entity (not a key, the sequence, the operation, the soft
-    deletes' deleted_at column or a `_cdc_` column, which describe the
-    change). None for a change log (a model
+    of the entity (not a key, the sequence, the operation or a `_cdc_`
+    column, which describe the change). None for a change log (a model
     keyed by its sequence: each change is its own row). -#}
 {% macro _cdc_partial_columns(cfg, data_columns) %}
     {%- set partial = [] -%}
-    {#- (deleted_at takes the delete's own value) -#}
-    {%- set bookkeeping = cfg['keys'] + cfg['sequence_by'] + [cfg['operation_column'], cfg['deleted_at_column']] -%}
+    {%- set bookkeeping = cfg['keys'] + cfg['sequence_by'] + [cfg['operation_column']] -%}
     {%- if not (cfg['sequence_by'] | select('in', cfg['keys']) | list) -%}
         {%- for column in data_columns if column.name not in bookkeeping
                 and (column.name in cfg['exclude_from_update']
@@ -58,16 +56,20 @@
     {%- set cfg = run['cfg'] -%}
     {%- set partial = run['partial'] -%}
     {%- set key_list = '`' ~ cfg['keys'] | join('`, `') ~ '`' -%}
-    {%- set in_order -%}
-        partition by {{ key_list }}
+    {%- set order_by -%}
         order by {% for column in cfg['sequence_by'] %}`{{ column }}`, {% endfor %}_cdc_file, _cdc_row
     {%- endset -%}
+    {%- set in_order = 'partition by ' ~ key_list ~ ' ' ~ order_by -%}
+    {%- set by_stretch = 'partition by ' ~ key_list ~ ', _cdc_stretch ' ~ order_by -%}
+    {%- set seq = _cdc_seq_struct(none, cfg['sequence_by']) -%}
     {#- a TOAST column a change does not carry: left unfilled, or filled
         from a change at or before the boundary -#}
     {%- set gap = {} -%}
     {%- for name in partial -%}
-        {%- do gap.update({name: ('array_contains(_cdc_unavailable, ' ~ sql_string(name) ~ ') or coalesce(_cdc_filled_from['
-                                  ~ sql_string(name) ~ '] <= _cdc_key_boundary, false)') if run['toast'] else 'false'}) -%}
+        {%- set given = '_cdc_filled_from[' ~ sql_string(name) ~ ']' -%}
+        {%- do gap.update({name: ('array_contains(_cdc_unavailable, ' ~ sql_string(name) ~ ') or coalesce('
+                                  ~ given ~ ' <= _cdc_key_boundary, false) or coalesce(' ~ given
+                                  ~ ' < _cdc_key_truncated, false)') if run['toast'] else 'false'}) -%}
     {%- endfor -%}
     {%- set query %}
     select
@@ -79,6 +81,8 @@
         _cdc_extra,
         {%- endif %}
         _cdc_is_delete,
+        {#- a soft delete's deleted_at: the delete's own value -#}
+        `{{ cfg['deleted_at_column'] }}` as _cdc_deleted_at,
         _cdc_outcome,
         _cdc_rank,
         {#- a column no change carried since the last insert (possible only
@@ -94,25 +98,25 @@
         select
             *,
             {%- for name in partial %}
-            last_value(case when _cdc_gives and (_cdc_birth
+            last_value(case when _cdc_gives and not _cdc_is_delete and (_cdc_birth
                                 {{- '' if name in cfg['exclude_from_update'] else ' or `' ~ name ~ '` is not null' }})
                                 and not ({{ gap[name] }})
                             then named_struct('v', `{{ name }}`) end, true)
-                over ({{ in_order }} rows between unbounded preceding and current row) as _cdc_value_{{ loop.index }}
+                over ({{ by_stretch }} rows between unbounded preceding and current row) as _cdc_value_{{ loop.index }}
             {{- ',' if not loop.last }}
             {%- endfor %}
         from (
             select
                 *,
                 coalesce(_cdc_order = _cdc_birth_at, false) as _cdc_birth,
-                not _cdc_open or _cdc_order >= _cdc_birth_at as _cdc_gives
+                not _cdc_open or coalesce(_cdc_order >= _cdc_birth_at, false) as _cdc_gives
             from (
                 select
                     *,
-                    {#- an open stretch's insert: its first whole change, or its first -#}
-                    case when _cdc_open then coalesce(
-                        min(case when _cdc_whole then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch),
-                        min(_cdc_order) over (partition by {{ key_list }}, _cdc_stretch)) end as _cdc_birth_at
+                    {#- an open stretch's insert: its first whole change (none:
+                        the stretch gives nothing) -#}
+                    case when _cdc_open then min(case when _cdc_whole then _cdc_order end) over (
+                        partition by {{ key_list }}, _cdc_stretch) end as _cdc_birth_at
                 from (
                     select
                         *,
@@ -129,12 +133,13 @@
                         select
                             *,
                             max(_cdc_boundary) over (partition by {{ key_list }}) as _cdc_key_boundary,
+                            max(_cdc_truncated) over (partition by {{ key_list }}) as _cdc_key_truncated,
                             bool_or(_cdc_live) over (partition by {{ key_list }}) as _cdc_key_live
                         from {{ rows }}
                         where {{ _cdc_kept() }} and not _cdc_is_truncate
                     ) as bounded
-                    where _cdc_rank = 1 or _cdc_key_boundary is null
-                        or {{ _cdc_seq_struct(none, cfg['sequence_by']) }} > _cdc_key_boundary
+                    where _cdc_rank = 1 or (coalesce({{ seq }} > _cdc_key_boundary, true)
+                                           and coalesce({{ seq }} >= _cdc_key_truncated, true))
                 ) as stretches
             ) as births
         ) as givers

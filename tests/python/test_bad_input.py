@@ -2795,17 +2795,18 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
 
 
 def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_copy, tmp_path):
-    """Partial updates (NULLs ignored, `born` on insert only) and Debezium
-    TOAST placeholders, with deletes and a truncate, four runs: what one
-    change at a time gives. A key's insert is its first change holding every
-    value (a placeholder before it, which alone would be quarantined, gives
+    """Partial updates (NULLs ignored, `born` on insert only) and Debezium TOAST
+    placeholders, with deletes and a truncate, four runs: what one change
+    at a time gives. A key's insert is its first change holding every value
+    (a placeholder before it, which alone would be quarantined, gives
     nothing), also after a delete in the same batch; a placeholder after
     the key's tombstone takes no value from a late change before it and,
-    with no stored row, is quarantined; a run re-reading a delete whose tombstone it wrote (a
-    stop before its MERGE) and a newer insert writes the insert whole; a
-    placeholder superseded by a truncate stays in the change log. Before
-    (2026-12-05, a review of the day's fixes) each of these kept or gave a
-    value from before the removal, or lost the change from the log."""
+    with no stored row, is quarantined, as is one filled from a change that
+    lacks a value itself; a run re-reading a delete whose tombstone it
+    wrote (a stop before its MERGE) and a newer insert writes the insert
+    whole; a placeholder superseded by a truncate stays in the change log.
+    Before (2026-12-05, a review of the day's fixes) each of these kept or
+    gave a value from before the removal, or lost the change from the log."""
     model = MODEL_SQL.replace(
         "unique_key='item_id'",
         "unique_key='item_id', meta={'cdc_keep_changes': true, "
@@ -2831,9 +2832,11 @@ def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_c
          e("d", 13, 310), e("c", 13, 311, name="n13", born=30),
          e("u", 13, 312, name=toast, qty=5, born=31), e("d", 14, 320)],
         # 14: a late change, then a placeholder; 17: its tombstone is written
-        # first below (a run stopped before its MERGE), then read again
+        # first below (a run stopped before its MERGE), then read again;
+        # 18, never stored: two changes each filling the other's placeholder
         [e("u", 14, 315, name="late"), e("u", 14, 330, name=toast),
-         e("d", 17, 350), e("c", 17, 351, name="n17", born=21)],
+         e("d", 17, 350), e("c", 17, 351, name="n17", born=21),
+         e("u", 18, 360, name="A", qty=toast), e("u", 18, 361, name=toast, qty=5)],
         # 16: a placeholder filled from its insert, both before the truncate;
         # 15: after it, a placeholder filled from before it, then a whole change
         [e("c", 16, 396, name="x16"), e("u", 16, 397, name=toast),
@@ -2863,7 +2866,8 @@ def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_c
         assert state() == expected[index], (index, state())
     quarantined = sorted((file_name(r.file_path), r.row_number, r.reason.split(" (")[0])
                          for r in spark.table(f"{schema}_silver.cdc_quarantine").collect())
-    assert quarantined == [("20250101-000002000.json", 2, "unavailable_value: name")], quarantined
+    assert quarantined == [("20250101-000002000.json", 2, "unavailable_value: name"),
+                           ("20250101-000002000.json", 6, "unavailable_value: name")], quarantined
     logged = {(r.item_id, int(r._cdc_change_seq)) for r in spark.table(
         f"{table}__cdc_changes").where("item_id = 16").collect()}
     assert logged == {(16, 396), (16, 397)}, logged

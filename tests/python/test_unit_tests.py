@@ -17,7 +17,8 @@ SLIPS = {
                                   "and orders.order_ts <= customers.rec_exp_dt"),
     "gold/sales/fct_order_items.sql": ("and orders.order_ts < products.rec_exp_dt",
                                        "and orders.order_ts <= products.rec_exp_dt"),
-    "gold/sales/mart_customer_lifetime_value.sql": ("where not is_cancelled", "where true"),
+    "gold/sales/mart_customer_lifetime_value.sql": (
+        "not is_cancelled and customer_id is not null", "customer_id is not null"),
     "gold/sales/mart_daily_revenue_by_country.sql": ("where not orders.is_cancelled", "where true"),
     "gold/sales/mart_product_performance.sql": (
         "count(distinct order_id)", "count(order_id)"),
