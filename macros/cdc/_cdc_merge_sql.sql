@@ -27,7 +27,7 @@
     {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
     {#- a soft delete's deleted_at: the change's own value (with partial
         updates the column itself holds the key's value after its changes) -#}
-    {%- set deleted_at = 's._cdc_deleted_at' if partial else 's.`' ~ cfg['deleted_at_column'] ~ '`' -%}
+    {%- set deleted_at = 's._cdc_deleted_at' if partial and soft else 's.`' ~ cfg['deleted_at_column'] ~ '`' -%}
     {%- set updates = [] -%}
     {%- for name in source_names if name not in keys -%}
         {%- if unavailable and name not in bookkeeping -%}

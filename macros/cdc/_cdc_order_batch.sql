@@ -283,8 +283,10 @@
                                  ~ ' then h.newest end'] if has_tombstones and reads_horizon else []) %}
             case when s._cdc_rank = 1 then {{ 'greatest(' ~ passed | join(', ') ~ ')' if passed | length > 1
                                               else passed[0] }} end as _cdc_boundary,
-            {#- (a change with a truncate's own sequence is ordered after it) -#}
-            case when s._cdc_rank = 1 then {{ newest_truncate if truncated else 'null' }} end as _cdc_truncated,
+            {#- (a change with a truncate's own sequence is ordered after it;
+                typed even when no truncate can be: Parquet has no void type) -#}
+            case when s._cdc_rank = 1 then {{ newest_truncate if truncated else 'case when false then ' ~ s_seq ~ ' end' }}
+                end as _cdc_truncated,
             coalesce(s._cdc_rank = 1 and not {{ stored_gone }}, false) as _cdc_live,
             {%- endif %}
             {%- if run['toast'] %}

@@ -14,8 +14,10 @@
       - an open stretch's insert (a birth) is its first change that is not
         a delete and holds every value (no Debezium TOAST placeholder,
         filled or not: one at a time, an earlier such change would be
-        quarantined); the changes before it, and a stretch without one,
-        give no value, and no value passes a delete;
+        quarantined), or failing one the delete that closes the stretch
+        (its own values: what a soft delete of a key with no row writes);
+        the changes before it, and a stretch without either, give no
+        value, and no value passes a delete;
       - an insert writes every column as sent (a NULL too), an update the
         columns it carries (a value that is not NULL, not an excluded
         column; not a TOAST placeholder left unfilled or filled from before
@@ -81,8 +83,10 @@
         _cdc_extra,
         {%- endif %}
         _cdc_is_delete,
+        {%- if run['soft'] %}
         {#- a soft delete's deleted_at: the delete's own value -#}
         `{{ cfg['deleted_at_column'] }}` as _cdc_deleted_at,
+        {%- endif %}
         _cdc_outcome,
         _cdc_rank,
         {#- a column no change carried since the last insert (possible only
@@ -98,7 +102,7 @@
         select
             *,
             {%- for name in partial %}
-            last_value(case when _cdc_gives and not _cdc_is_delete and (_cdc_birth
+            last_value(case when _cdc_gives and (not _cdc_is_delete or _cdc_birth) and (_cdc_birth
                                 {{- '' if name in cfg['exclude_from_update'] else ' or `' ~ name ~ '` is not null' }})
                                 and not ({{ gap[name] }})
                             then named_struct('v', `{{ name }}`) end, true)
@@ -113,10 +117,13 @@
             from (
                 select
                     *,
-                    {#- an open stretch's insert: its first whole change (none:
-                        the stretch gives nothing) -#}
-                    case when _cdc_open then min(case when _cdc_whole then _cdc_order end) over (
-                        partition by {{ key_list }}, _cdc_stretch) end as _cdc_birth_at
+                    {#- an open stretch's insert: its first whole change; without
+                        one, the delete that closes it (the row a soft delete
+                        of a key with no row writes), else nothing -#}
+                    case when _cdc_open then coalesce(
+                        min(case when _cdc_whole then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch),
+                        min(case when _cdc_is_delete then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch))
+                        end as _cdc_birth_at
                 from (
                     select
                         *,

@@ -2710,42 +2710,49 @@ def test_a_placeholder_after_a_truncate_takes_no_value_from_before_it(
     assert [c[1:] for c in counts] == [(2, 2, 0, 0), (6, 2, 2, 2), (2, 0, 1, 1)], counts
 
 
-def _replay_partial(changes: list[tuple], excluded: set[str]) -> dict[int, dict | None]:
+def _replay_partial(changes: list[tuple], excluded: set[str], soft: bool) -> dict[int, tuple]:
     """The state per key after `changes` (op, key, lsn, values) applied one
     at a time in LSN order, with cdc_ignore_null_updates and `excluded`
     written on insert only: an insert (no live row before it) writes every
-    column, an update only the columns it carries. A deleted key: None."""
-    state: dict[int, dict | None] = {}
+    column, an update only the columns it carries. A key: (its values,
+    deleted); hard mode drops a deleted key, soft mode marks it (a delete of
+    a key with no row writes the delete's values)."""
+    state: dict[int, tuple] = {}
     for op, key, _, values in sorted(changes, key=lambda change: change[2]):
+        row, deleted = state.get(key, (None, True))
         if op == "d":
-            state[key] = None
-        elif state.get(key) is None:
-            state[key] = dict(values)
+            state[key] = (row if row is not None else dict(values), True)
+        elif row is None or deleted:
+            state[key] = (dict(values), False)
         else:
-            state[key].update({c: v for c, v in values.items()
-                               if c not in excluded and v is not None})
-    return state
+            row.update({c: v for c, v in values.items() if c not in excluded and v is not None})
+    return {k: v for k, v in state.items() if soft or not v[1]}
 
 
-@pytest.mark.parametrize(("mode", "runs"), [("hard", 1), ("soft", 2)])
+@pytest.mark.parametrize(("mode", "runs", "kind"),
+                         [("hard", 1, "debezium"), ("soft", 2, "debezium"), ("soft", 1, "dms")])
 def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
-    spark, project_copy, tmp_path, mode, runs
+    spark, project_copy, tmp_path, mode, runs, kind
 ):
-    """cdc_ignore_null_updates and cdc_exclude_from_update: a batch leaves
-    each key as its changes applied one at a time would (the truth: a
-    replay here). An insert and a NULL update in one batch keep the
-    insert's value; a delete then an insert writes every column afresh, as
-    does an insert over a row marked deleted (soft mode) or after the key's
-    tombstone; a late change older than the stored row gives no value.
-    Before (2026-12-05, a review) the batch kept each key's last change
-    alone: its NULLs and excluded values were written over an insert of
-    the same batch, and a re-insert was merged over the deleted row."""
+    """cdc_ignore_null_updates and cdc_exclude_from_update, on Debezium
+    JSON and DMS CSV: a batch leaves each key as its changes applied one at
+    a time would (the truth: a replay here), deleted rows too in soft mode.
+    An insert and a NULL update in one batch keep the insert's value; a
+    delete then an insert writes every column afresh, as does an insert
+    over a row marked deleted (soft mode) or after the key's tombstone; a
+    late change older than the stored row gives no value; a delete of a key
+    with no row (soft mode) keeps its values. Before (2026-12-05, reviews)
+    the batch kept each key's last change alone (its NULLs and excluded
+    values written over an insert of the same batch, a re-insert merged over
+    the deleted row), then a DMS model failed its first run (an untyped
+    NULL column) and a lone soft delete stored NULLs."""
+    table_name = "items_dbz" if kind == "debezium" else "items"
     model = MODEL_SQL.replace(
         "unique_key='item_id'",
         f"unique_key='item_id', meta={{'cdc_delete_mode': '{mode}', "
         "'cdc_ignore_null_updates': true, 'cdc_exclude_from_update': ['born']}")
-    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
-    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    project = _one_table_project(project_copy, model % table_name, table_name)
+    folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
 
     def change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> tuple:
@@ -2761,34 +2768,44 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
              change("u", 2, 206, "b2", None, 19806), change("c", 3, 202, "x", 3, 19803),
              change("u", 3, 203, None, None, 19804), change("c", 4, 207, "p", 4, 19807),
              change("d", 4, 208, "p", 4, 19807), change("u", 5, 105, "stale", 55, 19899),
-             change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810)]
+             change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810),
+             change("d", 7, 211, "g", 7, 19811), change("c", 8, 212, "h", 8, 19812),
+             change("d", 8, 213, "h", 8, 19812), change("d", 8, 214, "h", 8, 19812)]
+    epoch = dt.date(1970, 1, 1)
 
     def line(op: str, key: int, lsn: int, values: dict) -> str:
-        return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
-                           "active": True, **values, "__op": op,
-                           "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
-                           "__deleted": str(op == "d").lower()})
+        if kind == "debezium":
+            return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
+                               "active": True, **values, "__op": op,
+                               "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
+                               "__deleted": str(op == "d").lower()})
+        at = dt.datetime(2025, 1, 1) + dt.timedelta(seconds=lsn)
+        born = None if values["born"] is None else str(epoch + dt.timedelta(days=values["born"]))
+        qty = None if values["qty"] is None else str(values["qty"])
+        return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
+                       f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
+                       values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true"])
 
     schema = "t_partial_" + os.urandom(3).hex()
     size = -(-len(batch) // runs)
     files = [setup] + [batch[start:start + size] for start in range(0, len(batch), size)]
+    suffix = ".json" if kind == "debezium" else ".csv"
     for index, changes in enumerate(files):
-        (folder / f"20250101-00000{index}000.json").write_text(
-            "".join(line(*c) + "\n" for c in changes))
+        head = "" if kind == "debezium" else ",".join(HEADER) + "\n"
+        (folder / f"20250101-00000{index}000{suffix}").write_text(
+            head + "".join(line(*c) + "\n" for c in changes))
         build(project, tmp_path, schema)
 
-    truth = _replay_partial(setup + batch, {"born"})
-    table = f"{schema}_silver.slv_hostile__items_dbz"
-    live = "not is_deleted" if mode == "soft" else "true"
-    epoch = dt.date(1970, 1, 1)
-    stored = {r.item_id: {"name": r.name, "qty": r.qty, "born": (r.born - epoch).days}
-              for r in spark.sql(f"select * from {table} where {live}").collect()}
-    assert stored == {k: v for k, v in truth.items() if v is not None}, stored
-    assert stored[3] == {"name": "x", "qty": 3, "born": 19803}  # the replay is not vacuous
-    if mode == "soft":
-        deleted = {r.item_id for r in spark.sql(f"select item_id from {table} where is_deleted"
-                                                ).collect()}
-        assert deleted == {k for k, v in truth.items() if v is None} == {4}
+    truth = _replay_partial(setup + batch, {"born"}, mode == "soft")
+    table = f"{schema}_silver.slv_hostile__{table_name}"
+    deleted = "is_deleted" if mode == "soft" else "false"
+    stored = {r.item_id: ({"name": r.name, "qty": r.qty, "born": (r.born - epoch).days},
+                          r.deleted)
+              for r in spark.sql(f"select *, {deleted} as deleted from {table}").collect()}
+    assert stored == truth, stored
+    # the replay is not vacuous
+    assert stored[3] == ({"name": "x", "qty": 3, "born": 19803}, False)
+    assert {k for k, (_, gone) in truth.items() if gone} == ({4, 7, 8} if mode == "soft" else set())
     counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
                        f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
