@@ -154,9 +154,12 @@
         not hold: older than a forgotten delete; or (Debezium TOAST) a
         column the source did not send, which nothing in the batch filled
         and no stored row can give -#}
-    {%- set not_stored = 's._cdc_rank = 1 and t._cdc_present is null' -%}
-    {%- set beyond = not_stored ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '') ~ ' and '
-                     ~ _cdc_seq_struct('s', seq) ~ ' <= h.newest' if has_tombstones and reads_horizon else none -%}
+    {#- a key neither stored nor tombstoned: the horizon's newest forgotten
+        delete is what its changes must pass -#}
+    {%- set unknown_key = 't._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
+                          if has_tombstones and reads_horizon else none -%}
+    {%- set beyond = 's._cdc_rank = 1 and ' ~ unknown_key ~ ' and ' ~ _cdc_seq_struct('s', seq) ~ ' <= h.newest'
+                     if unknown_key else none -%}
     {#- (a delete there deletes nothing and needs no tombstone: the horizon
         keeps every older change out; superseded) -#}
     {%- set late_beyond = beyond ~ ' and not s._cdc_is_delete' if beyond else none -%}
@@ -188,8 +191,7 @@
     {%- set removed = (['{q} < ' ~ newest_truncate] if truncated else [])
                       + (['(' ~ tombstone ~ ' and {q} <= ' ~ d_seq ~ ')'] if reads_tombstones else [])
                       + (['(t._cdc_stored_deleted and {q} <= ' ~ t_seq ~ ')'] if stored_deleted else [])
-                      + (['(t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
-                          ~ ' and {q} <= h.newest)'] if has_tombstones and reads_horizon else []) -%}
+                      + (['(' ~ unknown_key ~ ' and {q} <= h.newest)'] if unknown_key else []) -%}
     {#- (Debezium TOAST) the columns a change has no value for: not sent, or
         filled from a change a removal came after, or (a key with no live
         stored row, where the fill is all there is) filled when no change of
@@ -279,8 +281,7 @@
                 whether the key has a live row before the batch's changes -#}
             {%- set passed = ['case when t._cdc_present then ' ~ t_seq ~ ' end']
                              + (['case when ' ~ tombstone ~ ' then ' ~ d_seq ~ ' end'] if reads_tombstones else [])
-                             + (['case when t._cdc_present is null' ~ (' and d.`' ~ keys[0] ~ '` is null' if reads_tombstones else '')
-                                 ~ ' then h.newest end'] if has_tombstones and reads_horizon else []) %}
+                             + (['case when ' ~ unknown_key ~ ' then h.newest end'] if unknown_key else []) %}
             case when s._cdc_rank = 1 then {{ 'greatest(' ~ passed | join(', ') ~ ')' if passed | length > 1
                                               else passed[0] }} end as _cdc_boundary,
             {#- (a change with a truncate's own sequence is ordered after it;

@@ -64,6 +64,9 @@
     {%- set in_order = 'partition by ' ~ key_list ~ ' ' ~ order_by -%}
     {%- set by_stretch = 'partition by ' ~ key_list ~ ', _cdc_stretch ' ~ order_by -%}
     {%- set seq = _cdc_seq_struct(none, cfg['sequence_by']) -%}
+    {#- a stretch is open after a delete, or the first when the key has no
+        live row -#}
+    {%- set open = '(_cdc_stretch > 0 or not _cdc_key_live)' -%}
     {#- a TOAST column a change does not carry: left unfilled, or filled
         from a change at or before the boundary -#}
     {%- set gap = {} -%}
@@ -120,7 +123,8 @@
                     {#- an open stretch's insert: its first whole change; without
                         one, the delete that closes it (the row a soft delete
                         of a key with no row writes), else nothing -#}
-                    case when _cdc_open then coalesce(
+                    {{ open }} as _cdc_open,
+                    case when {{ open }} then coalesce(
                         min(case when _cdc_whole then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch),
                         min(case when _cdc_is_delete then _cdc_order end) over (partition by {{ key_list }}, _cdc_stretch))
                         end as _cdc_birth_at
@@ -130,9 +134,6 @@
                         row_number() over ({{ in_order }}) as _cdc_order,
                         coalesce(sum(case when _cdc_is_delete then 1 end) over (
                             {{ in_order }} rows between unbounded preceding and 1 preceding), 0) as _cdc_stretch,
-                        coalesce(sum(case when _cdc_is_delete then 1 end) over (
-                            {{ in_order }} rows between unbounded preceding and 1 preceding), 0) > 0
-                            or not _cdc_key_live as _cdc_open,
                         not _cdc_is_delete
                             {%- if run['toast'] %} and size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0{% endif %}
                             as _cdc_whole
