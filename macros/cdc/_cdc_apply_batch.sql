@@ -83,7 +83,7 @@
         {%- set merge = _cdc_merge_sql(run['target'], to_apply, cfg, run['data_columns'],
                                        run['target_columns'] + evolved['added'], run['toast'] or run['partial'],
                                        evolved['columns'], empty_target=run['initial'], keys_in=keys_in,
-                                       partial=partial is not none) -%}
+                                       partial=partial is not none, carry=run['carry']) -%}
         {%- do _cdc_run_merge(run, merge, from_scratch=rows == run['batch']) -%}
         {%- if partial -%}
             {%- do run_query('drop view if exists ' ~ partial) -%}

@@ -9,10 +9,11 @@
     was created empty by this run (first run, full refresh): a plain insert
     of the same rows. `keys_in`: a predicate on the table's columns true for
     every key of `changes` (_cdc_keys_in): the MERGE then reads and
-    shuffles only the stored rows it can match.
+    shuffles only the stored rows it can match. `carry`: soft mode, the
+    changes carry _cdc_carry and _cdc_carries (_cdc_soft_delete_values).
 #}
 {% macro _cdc_merge_sql(target, changes, cfg, data_columns, target_columns, unavailable=false, undeclared=[],
-                        empty_target=false, keys_in='', partial=false) %}
+                        empty_target=false, keys_in='', partial=false, carry=false) %}
     {%- set soft = cfg['delete_mode'] == 'soft' -%}
     {%- set keys = cfg['keys'] -%}
     {%- set seq = cfg['sequence_by'] -%}
@@ -24,7 +25,7 @@
     {%- for name in target_columns if name not in source_names and name not in generated -%}
         {%- do dropped.append(name) -%}
     {%- endfor -%}
-    {%- set bookkeeping = seq + [cfg['operation_column'], '_cdc_file', '_cdc_row', '_cdc_file_modified_at'] -%}
+    {%- set bookkeeping = _cdc_change_bookkeeping(cfg) -%}
     {#- a soft delete's deleted_at: the change's own value (with partial
         updates the column itself holds the key's value after its changes) -#}
     {%- set deleted_at = 's._cdc_deleted_at' if partial and soft else 's.`' ~ cfg['deleted_at_column'] ~ '`' -%}
@@ -48,8 +49,14 @@
     {%- do updates.append('t._cdc_loaded_at = current_timestamp()') -%}
     {%- do updates.append("t._cdc_run_id = '" ~ invocation_id ~ "'") -%}
     {%- set insert_names = source_names + dropped + ['_cdc_loaded_at', '_cdc_run_id'] -%}
+    {#- soft mode, `carry`: a delete with the values of the key's newest insert
+        or update in the batch (_cdc_soft_delete_values) -#}
+    {%- set carried = _cdc_carried_columns(cfg, data_columns) if carry else [] -%}
     {%- set insert_values = [] -%}
-    {%- for name in source_names -%}{%- do insert_values.append('s.`' ~ name ~ '`') -%}{%- endfor -%}
+    {%- for name in source_names -%}
+        {%- do insert_values.append('case when s._cdc_carries then s._cdc_carry.`' ~ name ~ '` else s.`' ~ name ~ '` end'
+                                    if name in carried else 's.`' ~ name ~ '`') -%}
+    {%- endfor -%}
     {%- for name in dropped -%}{%- do insert_values.append(dropped_values[name]) -%}{%- endfor -%}
     {%- do insert_values.append('current_timestamp()') -%}
     {%- do insert_values.append("'" ~ invocation_id ~ "'") -%}
@@ -79,6 +86,9 @@
     when matched and s._cdc_is_delete and {{ _cdc_seq_struct('s', seq) }} > {{ _cdc_seq_struct('t', seq) }} then update set
         {%- for name in bookkeeping %}
         t.`{{ name }}` = s.`{{ name }}`,
+        {%- endfor %}
+        {%- for name in carried %}
+        t.`{{ name }}` = case when s._cdc_carries then s._cdc_carry.`{{ name }}` else t.`{{ name }}` end,
         {%- endfor %}
         t.is_deleted = true,
         t.deleted_at = {{ deleted_at }},

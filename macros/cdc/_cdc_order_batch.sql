@@ -81,6 +81,12 @@
             holds one row per change, each filled from the changes before it -#}
         {%- set rows = _cdc_fill_unavailable('src', batch_columns, fillable, _cdc_entity_keys(cfg), seq) -%}
     {%- endif -%}
+    {#- a key's changes (rows to apply apart), newest first -#}
+    {%- set by_entity = 'partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, ' ~ key_list -%}
+    {%- set by_key -%}
+        {{ by_entity }}
+        order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
+    {%- endset -%}
     {%- set ranked_sql -%}
         with src as (
             select
@@ -111,14 +117,14 @@
                 max(case when _cdc_is_delete then {{ _cdc_seq_struct(none, seq) }} end) over by_entity
                     as _cdc_key_deleted
                 {%- endif %}
+                {%- if run['carry'] %},
+                {{ _cdc_carry_sql(run, 'by_key_whole') }}
+                {%- endif %}
 
             from ({{ rows }}) as batch_rows
-            window by_key as (
-                partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
-                order by {% for column in seq %}`{{ column }}` desc, {% endfor %}_cdc_file, _cdc_row
-            ){% if run['toast'] %}, by_entity as (
-                partition by _cdc_reason is null and not _cdc_held, _cdc_is_truncate, {{ key_list }}
-            ){% endif %}
+            window by_key as ({{ by_key }}){% if run['carry'] %},
+                by_key_whole as ({{ by_key }} rows between unbounded preceding and unbounded following)
+            {%- endif %}{% if run['toast'] %}, by_entity as ({{ by_entity }}){% endif %}
         )
 
         select * from ranking
@@ -289,6 +295,15 @@
             case when s._cdc_rank = 1 then {{ newest_truncate if truncated else 'case when false then ' ~ s_seq ~ ' end' }}
                 end as _cdc_truncated,
             coalesce(s._cdc_rank = 1 and not {{ stored_gone }}, false) as _cdc_live,
+            {%- endif %}
+            {%- if run['carry'] %}
+            {#- soft mode, a key's newest change a delete: it writes the values
+                of the key's newest insert or update if that is newer than
+                the stored row and the newest truncate (_cdc_soft_delete_values) -#}
+            coalesce(s._cdc_rank = 1 and s._cdc_is_delete and s._cdc_carry is not null
+                     and (t._cdc_present is null or s._cdc_carry._cdc_seq > {{ t_seq }})
+                     {%- if truncated %} and not coalesce(s._cdc_carry._cdc_seq < {{ newest_truncate }}, false){% endif %},
+                     false) as _cdc_carries,
             {%- endif %}
             {%- if run['toast'] %}
             {#- the columns the MERGE keeps as stored: those the change did not

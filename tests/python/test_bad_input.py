@@ -2710,13 +2710,15 @@ def test_a_placeholder_after_a_truncate_takes_no_value_from_before_it(
     assert [c[1:] for c in counts] == [(2, 2, 0, 0), (6, 2, 2, 2), (2, 0, 1, 1)], counts
 
 
-def _replay_partial(changes: list[tuple], excluded: set[str], soft: bool) -> dict[int, tuple]:
+def _replay(changes: list[tuple], excluded: set[str], soft: bool,
+            ignore_nulls: bool = True) -> dict[int, tuple]:
     """The state per key after `changes` (op, key, lsn, values) applied one
-    at a time in LSN order, with cdc_ignore_null_updates and `excluded`
-    written on insert only: an insert (no live row before it) writes every
-    column, an update only the columns it carries. A key: (its values,
-    deleted); hard mode drops a deleted key, soft mode marks it (a delete of
-    a key with no row writes the delete's values)."""
+    at a time in LSN order, `excluded` written on insert only and (with
+    `ignore_nulls`, cdc_ignore_null_updates) an update's NULLs ignored: an
+    insert (no live row before it) writes every column, an update the
+    columns it carries. A key: (its values, deleted); hard mode drops a
+    deleted key; soft mode marks it, its values as they were (a delete of a
+    key with no row writes the delete's values)."""
     state: dict[int, tuple] = {}
     for op, key, _, values in sorted(changes, key=lambda change: change[2]):
         row, deleted = state.get(key, (None, True))
@@ -2725,8 +2727,34 @@ def _replay_partial(changes: list[tuple], excluded: set[str], soft: bool) -> dic
         elif row is None or deleted:
             state[key] = (dict(values), False)
         else:
-            row.update({c: v for c, v in values.items() if c not in excluded and v is not None})
+            row.update({c: v for c, v in values.items()
+                        if c not in excluded and (v is not None or not ignore_nulls)})
     return {k: v for k, v in state.items() if soft or not v[1]}
+
+
+EPOCH = dt.date(1970, 1, 1)
+
+
+def item_change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> tuple:
+    """One change of the hostile items table for _replay and item_line:
+    (op c/u/d, key, LSN, values), `born` in days since 1970."""
+    return op, key, lsn, {"name": name, "qty": qty, "born": born}
+
+
+def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
+    """An item_change as a line of a Debezium JSON file (`kind`
+    'debezium') or of a DMS CSV file with a header (HEADER)."""
+    if kind == "debezium":
+        return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
+                           "active": True, **values, "__op": op,
+                           "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
+                           "__deleted": str(op == "d").lower()})
+    at = dt.datetime(2025, 1, 1) + dt.timedelta(seconds=lsn)
+    born = None if values["born"] is None else str(EPOCH + dt.timedelta(days=values["born"]))
+    qty = None if values["qty"] is None else str(values["qty"])
+    return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
+                   f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
+                   values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true"])
 
 
 @pytest.mark.parametrize(("mode", "runs", "kind"),
@@ -2755,9 +2783,7 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
 
-    def change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> tuple:
-        return op, key, lsn, {"name": name, "qty": qty, "born": born}
-
+    change = item_change
     setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
              change("c", 5, 102, "e", 5, 19705), change("c", 6, 103, "f", 6, 19706),
              change("u", 5, 110, "e2", 5, 19715), change("d", 6, 111, "f", 6, 19706)]
@@ -2771,21 +2797,6 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
              change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810),
              change("d", 7, 211, "g", 7, 19811), change("c", 8, 212, "h", 8, 19812),
              change("d", 8, 213, "h", 8, 19812), change("d", 8, 214, "h", 8, 19812)]
-    epoch = dt.date(1970, 1, 1)
-
-    def line(op: str, key: int, lsn: int, values: dict) -> str:
-        if kind == "debezium":
-            return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
-                               "active": True, **values, "__op": op,
-                               "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
-                               "__deleted": str(op == "d").lower()})
-        at = dt.datetime(2025, 1, 1) + dt.timedelta(seconds=lsn)
-        born = None if values["born"] is None else str(epoch + dt.timedelta(days=values["born"]))
-        qty = None if values["qty"] is None else str(values["qty"])
-        return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
-                       f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
-                       values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true"])
-
     schema = "t_partial_" + os.urandom(3).hex()
     size = -(-len(batch) // runs)
     files = [setup] + [batch[start:start + size] for start in range(0, len(batch), size)]
@@ -2793,13 +2804,13 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     for index, changes in enumerate(files):
         head = "" if kind == "debezium" else ",".join(HEADER) + "\n"
         (folder / f"20250101-00000{index}000{suffix}").write_text(
-            head + "".join(line(*c) + "\n" for c in changes))
+            head + "".join(item_line(kind, *c) + "\n" for c in changes))
         build(project, tmp_path, schema)
 
-    truth = _replay_partial(setup + batch, {"born"}, mode == "soft")
+    truth = _replay(setup + batch, {"born"}, mode == "soft")
     table = f"{schema}_silver.slv_hostile__{table_name}"
     deleted = "is_deleted" if mode == "soft" else "false"
-    stored = {r.item_id: ({"name": r.name, "qty": r.qty, "born": (r.born - epoch).days},
+    stored = {r.item_id: ({"name": r.name, "qty": r.qty, "born": (r.born - EPOCH).days},
                           r.deleted)
               for r in spark.sql(f"select *, {deleted} as deleted from {table}").collect()}
     assert stored == truth, stored
@@ -2809,6 +2820,79 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
                        f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
+
+
+def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
+    spark, project_copy, tmp_path
+):
+    """Soft mode (DMS CSV, whole rows): a key's insert or updates then its
+    delete in one batch leave the row marked deleted with the values the
+    changes one at a time would (the truth: a replay here): those of the
+    newest insert or update newer than the stored row, whatever deletes
+    came between; a late update older than the stored row gives none; a
+    lone delete of a key with no row writes its own values. The deletes
+    carry only their key (a DMS task logging the primary key alone). In
+    the first run (the table created empty: an insert) and an incremental
+    one; the batch landed again changes nothing. Before (2026-12-05) the
+    row kept its values from before the batch, or took the delete's NULLs
+    where the key had no stored row."""
+    model = MODEL_SQL.replace("unique_key='item_id'",
+                              "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
+    project = _one_table_project(project_copy, model % "items", "items")
+    folder = tmp_path / "landing" / "hostile" / "items"
+    folder.mkdir(parents=True)
+    change = item_change
+
+    def gone(key: int, lsn: int) -> tuple:
+        return change("d", key, lsn)
+
+    setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
+             change("c", 3, 102, "c", 3, 19703), change("u", 3, 110, "c2", 30, 19713),
+             change("c", 6, 103, "f", 6, 19706), change("c", 7, 104, "g", 7, 19707),
+             change("c", 8, 105, "h", 8, 19708), gone(8, 106),
+             change("c", 10, 107, "j", 10, 19710), change("u", 10, 108, "j2", None, 19711),
+             gone(10, 109)]
+    batch = [change("u", 1, 200, "a1", 11, 19801), gone(1, 201),
+             change("u", 2, 202, "b1", 21, 19802), gone(2, 203),
+             change("c", 2, 204, "b2", 22, 19803),
+             change("u", 2, 205, "b3", None, 19804), gone(2, 206),
+             change("u", 3, 105, "stale", 99, 19899), gone(3, 207),
+             change("c", 4, 208, "p", 4, 19808), gone(4, 209),
+             change("d", 5, 210, "lone", 5, 19810),
+             change("u", 6, 211, "f1", 61, 19811), gone(6, 212), gone(6, 213),
+             change("u", 7, 214, "g1", 71, 19814), change("u", 7, 215, "g2", 72, 19815),
+             change("c", 8, 216, "h2", 82, 19816), gone(8, 217),
+             change("u", 9, 218, "i", 9, 19818), gone(9, 219)]
+    head = ",".join(HEADER) + "\n"
+    texts = [head + "".join(item_line("dms", *c) + "\n" for c in changes)
+             for changes in (setup, batch)]
+    schema = "t_soft_delete_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items"
+
+    def state() -> dict:
+        return {r.item_id: ({"name": r.name, "qty": r.qty,
+                             "born": None if r.born is None else (r.born - EPOCH).days},
+                            r.is_deleted)
+                for r in spark.sql(f"select * from {table}").collect()}
+
+    (folder / "20250101-000000000.csv").write_text(texts[0])
+    build(project, tmp_path, schema)
+    assert state() == _replay(setup, set(), soft=True, ignore_nulls=False), state()
+    (folder / "20250101-000001000.csv").write_text(texts[1])
+    build(project, tmp_path, schema)
+    truth = _replay(setup + batch, set(), soft=True, ignore_nulls=False)
+    assert state() == truth, state()
+    # the replay is not vacuous: the batch's deletes carried no values
+    assert truth[2] == ({"name": "b3", "qty": None, "born": 19804}, True)
+    assert truth[3] == ({"name": "c2", "qty": 30, "born": 19713}, True)
+    assert truth[5] == ({"name": "lone", "qty": 5, "born": 19810}, True)
+    (folder / "20250101-000002000.csv").write_text(texts[1])
+    build(project, tmp_path, schema)
+    assert state() == truth, state()
+    counts = [tuple(r) for r in spark.sql(
+        f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
+        f"from {schema}_silver.cdc_file_log order by file_path").collect()]
+    assert counts == [(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)], counts
 
 
 def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_copy, tmp_path):
