@@ -50,14 +50,23 @@
     {%- do updates.append("t._cdc_run_id = '" ~ invocation_id ~ "'") -%}
     {%- set insert_names = source_names + dropped + ['_cdc_loaded_at', '_cdc_run_id'] -%}
     {#- soft mode, `carry`: a delete with the values of the key's newest insert
-        or update in the batch (_cdc_soft_delete_values) -#}
-    {%- set carried = _cdc_carried_columns(cfg, data_columns) if carry else [] -%}
+        or update in the batch (_cdc_soft_delete_values), each as that
+        change's update or insert would write it -#}
+    {%- set carried = {} -%}
+    {%- if carry -%}
+        {%- for name in _cdc_carried_columns(cfg, data_columns) -%}
+            {%- do carried.update({name: 's._cdc_carry.`' ~ name ~ '`'}) -%}
+        {%- endfor -%}
+        {%- for name in dropped -%}
+            {%- do carried.update({name: dropped_values[name] | replace('s._cdc_extra', 's._cdc_carry._cdc_extra')}) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- set insert_values = [] -%}
-    {%- for name in source_names -%}
-        {%- do insert_values.append('case when s._cdc_carries then s._cdc_carry.`' ~ name ~ '` else s.`' ~ name ~ '` end'
-                                    if name in carried else 's.`' ~ name ~ '`') -%}
+    {%- for name in source_names + dropped -%}
+        {%- set own = dropped_values[name] if name in dropped else 's.`' ~ name ~ '`' -%}
+        {%- do insert_values.append('case when s._cdc_carries then ' ~ carried[name] ~ ' else ' ~ own ~ ' end'
+                                    if name in carried else own) -%}
     {%- endfor -%}
-    {%- for name in dropped -%}{%- do insert_values.append(dropped_values[name]) -%}{%- endfor -%}
     {%- do insert_values.append('current_timestamp()') -%}
     {%- do insert_values.append("'" ~ invocation_id ~ "'") -%}
     {%- if soft -%}
@@ -87,8 +96,9 @@
         {%- for name in bookkeeping %}
         t.`{{ name }}` = s.`{{ name }}`,
         {%- endfor %}
-        {%- for name in carried %}
-        t.`{{ name }}` = case when s._cdc_carries then s._cdc_carry.`{{ name }}` else t.`{{ name }}` end,
+        {%- for name, value in carried.items() %}
+        t.`{{ name }}` = case when s._cdc_carries and s._cdc_carry._cdc_seq > {{ _cdc_seq_struct('t', seq) }}
+            then {{ value }} else t.`{{ name }}` end,
         {%- endfor %}
         t.is_deleted = true,
         t.deleted_at = {{ deleted_at }},

@@ -299,8 +299,10 @@
             {%- if run['carry'] %}
             {#- soft mode, a key's newest change a delete: it writes the values
                 of the key's newest insert or update if that is newer than
-                the stored row and the newest truncate (_cdc_soft_delete_values) -#}
+                the stored row and the newest truncate and (Debezium) holds
+                every value (_cdc_soft_delete_values) -#}
             coalesce(s._cdc_rank = 1 and s._cdc_is_delete and s._cdc_carry is not null
+                     {%- if run['toast'] %} and s._cdc_carry._cdc_whole{% endif %}
                      and (t._cdc_present is null or s._cdc_carry._cdc_seq > {{ t_seq }})
                      {%- if truncated %} and not coalesce(s._cdc_carry._cdc_seq < {{ newest_truncate }}, false){% endif %},
                      false) as _cdc_carries,

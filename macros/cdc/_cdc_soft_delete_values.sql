@@ -9,16 +9,21 @@
     applies each key's newest change only, so where that is a delete and
     the batch holds an insert or update of the key newer than the stored
     row (and than the newest truncate), the delete carries that change's
-    values (`_cdc_carry`, the newest such change; `_cdc_carries`, whether
-    it is newer than what is stored: _cdc_order_batch) and the MERGE
-    writes them with the delete (_cdc_merge_sql): the row the changes one
-    at a time would leave. Deletes between them change no value, so the
-    newest insert or update is the one, whatever came between.
+    values (`_cdc_carry`: the newest such change, with its sequence, its
+    columns the model does not declare, and for Debezium whether it holds
+    every value; `_cdc_carries`: whether it is newer than what is stored,
+    _cdc_order_batch) and the MERGE writes them with the delete, the
+    sequence checked again against the row it matches (_cdc_merge_sql):
+    the row the changes one at a time would leave. Deletes between them
+    change no value, so the newest insert or update is the one, whatever
+    came between.
 
-    Not for a model with Debezium TOAST placeholders or partial updates
-    (cdc_ignore_null_updates, cdc_exclude_from_update), where a change's
-    values depend on the changes before it (README, Known gaps), nor a
-    change log (keyed by its sequence: one change per row).
+    Not carried: a Debezium change with a TOAST placeholder (filled or
+    not: what it leaves depends on the changes before it); the delete then
+    writes its bookkeeping alone, as before. Not for a model with partial
+    updates (cdc_ignore_null_updates, cdc_exclude_from_update), whose
+    values _cdc_partial_updates resolves, nor a change log (keyed by its
+    sequence: one change per row). README, Known gaps.
 #}
 
 {#- The columns a change writes besides its key: what describes the change
@@ -35,12 +40,18 @@
 {% endmacro %}
 
 {#- In the batch's ranking (window `window`: a key's changes, newest
-    first, the whole key in its frame): the key's newest insert or update,
-    its sequence as `_cdc_seq`. -#}
+    first, the whole key in its frame), on a delete: the key's newest
+    insert or update. -#}
 {% macro _cdc_carry_sql(run, window) %}
     {%- set names = _cdc_carried_columns(run['cfg'], run['data_columns']) -%}
-    first_value(case when not _cdc_is_delete then named_struct(
+    case when _cdc_is_delete then first_value(case when not _cdc_is_delete then named_struct(
         '_cdc_seq', {{ _cdc_seq_struct(none, run['cfg']['sequence_by']) }}
+        {%- if run['toast'] %},
+        '_cdc_whole', size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0
+        {%- endif %}
+        {%- if '_cdc_extra' in run['names'] %},
+        '_cdc_extra', _cdc_extra
+        {%- endif %}
         {%- for name in names %}, {{ sql_string(name) }}, `{{ name }}`{% endfor -%}
-    ) end, true) over {{ window }} as _cdc_carry
+    ) end, true) over {{ window }} end as _cdc_carry
 {% endmacro %}

@@ -116,7 +116,7 @@
     } -%}
     {#- soft mode: a delete writes the values of the key's newest insert or
         update in the batch (_cdc_soft_delete_values) -#}
-    {%- do run.update({'carry': run['soft'] and not run['toast'] and not run['partial']
+    {%- do run.update({'carry': run['soft'] and not run['partial']
                                 and not (cfg['sequence_by'] | select('in', cfg['keys']) | list)}) -%}
     {{ return(run) }}
 {% endmacro %}

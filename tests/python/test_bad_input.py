@@ -2743,7 +2743,8 @@ def item_change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> 
 
 def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
     """An item_change as a line of a Debezium JSON file (`kind`
-    'debezium') or of a DMS CSV file with a header (HEADER)."""
+    'debezium') or of a DMS CSV file with a header (HEADER, then `colour`
+    when the values have it: a column the YAML does not declare)."""
     if kind == "debezium":
         return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
                            "active": True, **values, "__op": op,
@@ -2754,7 +2755,8 @@ def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
     qty = None if values["qty"] is None else str(values["qty"])
     return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
                    f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
-                   values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true"])
+                   values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true",
+                   *([values["colour"]] if "colour" in values else [])])
 
 
 @pytest.mark.parametrize(("mode", "runs", "kind"),
@@ -2822,71 +2824,97 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
 
 
+@pytest.mark.parametrize("kind", ["dms", "debezium"])
 def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
-    spark, project_copy, tmp_path
+    spark, project_copy, tmp_path, kind
 ):
-    """Soft mode (DMS CSV, whole rows): a key's insert or updates then its
-    delete in one batch leave the row marked deleted with the values the
-    changes one at a time would (the truth: a replay here): those of the
-    newest insert or update newer than the stored row, whatever deletes
-    came between; a late update older than the stored row gives none; a
-    lone delete of a key with no row writes its own values. The deletes
-    carry only their key (a DMS task logging the primary key alone). In
-    the first run (the table created empty: an insert) and an incremental
-    one; the batch landed again changes nothing. Before (2026-12-05) the
-    row kept its values from before the batch, or took the delete's NULLs
-    where the key had no stored row."""
+    """Soft mode, whole rows (DMS CSV with a column the YAML does not
+    declare from the second file on; Debezium JSON): a key's insert or
+    updates then its delete in one batch leave the row marked deleted with
+    the values the changes one at a time would (the truth: a replay here):
+    those of the newest insert or update newer than the stored row,
+    whatever deletes came between; a late update older than the stored row
+    gives none; a lone delete of a key with no row writes its own values.
+    The deletes carry no value but their key and the columns every line
+    has (a DMS task logging the primary key alone; a Debezium `before` with
+    the default replica identity). The delete's own sequence, operation
+    and time stay on the row. In the first run (the table created empty:
+    an insert) and an incremental one; the batch landed again changes
+    nothing. Before (2026-12-05) the row kept its values from before the
+    batch, or took the delete's NULLs where the key had no stored row."""
+    table_name = "items" if kind == "dms" else "items_dbz"
     model = MODEL_SQL.replace("unique_key='item_id'",
                               "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
-    project = _one_table_project(project_copy, model % "items", "items")
-    folder = tmp_path / "landing" / "hostile" / "items"
+    project = _one_table_project(project_copy, model % table_name, table_name)
+    folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
-    change = item_change
+    extra = kind == "dms"
+
+    def change(op: str, key: int, lsn: int, name=None, qty=None, born=None, colour=None) -> tuple:
+        op, key, lsn, values = item_change(op, key, lsn, name, qty, born)
+        return op, key, lsn, {**values, "colour": colour} if extra else values
 
     def gone(key: int, lsn: int) -> tuple:
         return change("d", key, lsn)
 
-    setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
-             change("c", 3, 102, "c", 3, 19703), change("u", 3, 110, "c2", 30, 19713),
-             change("c", 6, 103, "f", 6, 19706), change("c", 7, 104, "g", 7, 19707),
-             change("c", 8, 105, "h", 8, 19708), gone(8, 106),
-             change("c", 10, 107, "j", 10, 19710), change("u", 10, 108, "j2", None, 19711),
-             gone(10, 109)]
-    batch = [change("u", 1, 200, "a1", 11, 19801), gone(1, 201),
-             change("u", 2, 202, "b1", 21, 19802), gone(2, 203),
-             change("c", 2, 204, "b2", 22, 19803),
-             change("u", 2, 205, "b3", None, 19804), gone(2, 206),
-             change("u", 3, 105, "stale", 99, 19899), gone(3, 207),
-             change("c", 4, 208, "p", 4, 19808), gone(4, 209),
-             change("d", 5, 210, "lone", 5, 19810),
+    setup = [item_change("c", 1, 100, "a", 1, 19701), item_change("c", 2, 101, "b", 2, 19702),
+             item_change("c", 3, 102, "c", 3, 19703), item_change("u", 3, 110, "c2", 30, 19713),
+             item_change("c", 6, 103, "f", 6, 19706), item_change("c", 7, 104, "g", 7, 19707),
+             item_change("c", 8, 105, "h", 8, 19708), item_change("d", 8, 106),
+             item_change("c", 10, 107, "j", 10, 19710),
+             item_change("u", 10, 108, "j2", None, 19711), item_change("d", 10, 109)]
+    batch = [change("u", 1, 200, "a1", 11, 19801, "red"), gone(1, 201),
+             change("u", 2, 202, "b1", 21, 19802, "red"), gone(2, 203),
+             change("c", 2, 204, "b2", 22, 19803, "blue"),
+             change("u", 2, 205, "b3", None, 19804, "green"), gone(2, 206),
+             change("u", 3, 105, "stale", 99, 19899, "grey"), gone(3, 207),
+             change("c", 4, 208, "p", 4, 19808, "pink"), gone(4, 209),
+             change("d", 5, 210, "lone", 5, 19810, "black"),
              change("u", 6, 211, "f1", 61, 19811), gone(6, 212), gone(6, 213),
-             change("u", 7, 214, "g1", 71, 19814), change("u", 7, 215, "g2", 72, 19815),
-             change("c", 8, 216, "h2", 82, 19816), gone(8, 217),
-             change("u", 9, 218, "i", 9, 19818), gone(9, 219)]
-    head = ",".join(HEADER) + "\n"
-    texts = [head + "".join(item_line("dms", *c) + "\n" for c in changes)
-             for changes in (setup, batch)]
+             change("u", 7, 214, "g1", 71, 19814, "teal"), change("u", 7, 215, "g2", 72, 19815),
+             change("c", 8, 216, "h2", 82, 19816, "gold"), gone(8, 217),
+             change("u", 9, 218, "i", 9, 19818, "blue"), gone(9, 219)]
+    head = {"dms": ",".join(HEADER) + "\n", "debezium": ""}[kind]
+    texts = [(head.replace("\n", ",colour\n") if index and extra else head)
+             + "".join(item_line(kind, *c) + "\n" for c in changes)
+             for index, changes in enumerate((setup, batch))]
+    suffix = ".csv" if kind == "dms" else ".json"
     schema = "t_soft_delete_" + os.urandom(3).hex()
-    table = f"{schema}_silver.slv_hostile__items"
+    table = f"{schema}_silver.slv_hostile__{table_name}"
 
     def state() -> dict:
+        rows = spark.sql(f"select * from {table}").collect()
         return {r.item_id: ({"name": r.name, "qty": r.qty,
-                             "born": None if r.born is None else (r.born - EPOCH).days},
+                             "born": None if r.born is None else (r.born - EPOCH).days,
+                             **({"colour": r.asDict().get("colour")} if extra else {})},
                             r.is_deleted)
-                for r in spark.sql(f"select * from {table}").collect()}
+                for r in rows}
 
-    (folder / "20250101-000000000.csv").write_text(texts[0])
+    def replay(changes: list[tuple]) -> dict:
+        # (a file without the column: NULL in it)
+        blank = {"colour": None} if extra else {}
+        whole = [(op, key, lsn, {**blank, **values}) for op, key, lsn, values in changes]
+        return _replay(whole, set(), True, False)
+
+    (folder / f"20250101-000000000{suffix}").write_text(texts[0])
     build(project, tmp_path, schema)
-    assert state() == _replay(setup, set(), soft=True, ignore_nulls=False), state()
-    (folder / "20250101-000001000.csv").write_text(texts[1])
+    assert state() == replay(setup), state()
+    (folder / f"20250101-000001000{suffix}").write_text(texts[1])
     build(project, tmp_path, schema)
-    truth = _replay(setup + batch, set(), soft=True, ignore_nulls=False)
+    truth = replay(setup + batch)
     assert state() == truth, state()
     # the replay is not vacuous: the batch's deletes carried no values
-    assert truth[2] == ({"name": "b3", "qty": None, "born": 19804}, True)
-    assert truth[3] == ({"name": "c2", "qty": 30, "born": 19713}, True)
-    assert truth[5] == ({"name": "lone", "qty": 5, "born": 19810}, True)
-    (folder / "20250101-000002000.csv").write_text(texts[1])
+    assert truth[2][0]["name"] == "b3" and truth[2][1]
+    assert truth[3][0]["name"] == "c2" and truth[3][1]
+    assert truth[5][0]["name"] == "lone" and truth[5][1]
+    if extra:
+        assert (truth[1][0]["colour"], truth[7][0]["colour"]) == ("red", None)
+    # the delete's own bookkeeping
+    marked = {r.item_id: (r._cdc_op.upper(), int(r._cdc_change_seq) % 1000,
+                          r.deleted_at is not None)
+              for r in spark.sql(f"select * from {table} where item_id in (1, 4)").collect()}
+    assert marked == {1: ("D", 201, True), 4: ("D", 209, True)}, marked
+    (folder / f"20250101-000002000{suffix}").write_text(texts[1])
     build(project, tmp_path, schema)
     assert state() == truth, state()
     counts = [tuple(r) for r in spark.sql(
