@@ -71,8 +71,16 @@
                 count_if(_cdc_tie) as ties,
                 count_if({{ _cdc_kept() }}) as kept,
                 {{ 'count_if(size(_cdc_unavailable) > 0 or size(_cdc_filled_from) > 0)' if run['toast'] else '0L' }} as placeholders,
-                {%- for name, rows in [('undeclared', "_cdc_outcome = 'applied'"), ('kept_undeclared', _cdc_kept())] %}
-                {{ "flatten(collect_set(case when " ~ rows ~ " and size(_cdc_extra) > 0 then map_keys(_cdc_extra) end))"
+                {#- (a soft delete adds those of the change it carries:
+                    _cdc_soft_delete_values) -#}
+                {%- set applied_extra = ('case when _cdc_carries then array_union('
+                                         ~ 'coalesce(map_keys(_cdc_extra), cast(array() as array<string>)), '
+                                         ~ 'coalesce(map_keys(_cdc_carry._cdc_extra), cast(array() as array<string>))) '
+                                         ~ 'else map_keys(_cdc_extra) end')
+                                        if run['carry'] else 'map_keys(_cdc_extra)' %}
+                {%- for name, rows, extra in [('undeclared', "_cdc_outcome = 'applied'", applied_extra),
+                                              ('kept_undeclared', _cdc_kept(), 'map_keys(_cdc_extra)')] %}
+                {{ "flatten(collect_set(case when " ~ rows ~ " and size(" ~ extra ~ ") > 0 then " ~ extra ~ " end))"
                    if '_cdc_extra' in names else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
                 {%- endfor %}
             from {{ run['batch'] }}

@@ -42,8 +42,11 @@
     {%- endfor -%}
     {#- a column the files have but the YAML does not declare: from _cdc_extra -#}
     {%- set dropped_values = {} -%}
+    {%- set extra_values = {} -%}
     {%- for name in dropped -%}
-        {%- do dropped_values.update({name: 's._cdc_extra[' ~ sql_string(name | lower) ~ ']' if name | lower in undeclared else 'null'}) -%}
+        {#- ({s}: the change whose value it is) -#}
+        {%- do extra_values.update({name: '{s}._cdc_extra[' ~ sql_string(name | lower) ~ ']' if name | lower in undeclared else 'null'}) -%}
+        {%- do dropped_values.update({name: extra_values[name] | replace('{s}', 's')}) -%}
         {%- do updates.append('t.`' ~ name ~ '` = ' ~ dropped_values[name]) -%}
     {%- endfor -%}
     {%- do updates.append('t._cdc_loaded_at = current_timestamp()') -%}
@@ -58,7 +61,7 @@
             {%- do carried.update({name: 's._cdc_carry.`' ~ name ~ '`'}) -%}
         {%- endfor -%}
         {%- for name in dropped -%}
-            {%- do carried.update({name: dropped_values[name] | replace('s._cdc_extra', 's._cdc_carry._cdc_extra')}) -%}
+            {%- do carried.update({name: extra_values[name] | replace('{s}', 's._cdc_carry')}) -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set insert_values = [] -%}

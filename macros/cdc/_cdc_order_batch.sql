@@ -118,7 +118,7 @@
                     as _cdc_key_deleted
                 {%- endif %}
                 {%- if run['carry'] %},
-                {{ _cdc_carry_sql(run, 'by_key_whole') }}
+                {{ _cdc_carry_sql(run, 'by_key', 'by_key_whole') }}
                 {%- endif %}
 
             from ({{ rows }}) as batch_rows

@@ -7,20 +7,25 @@
     own values may be only its key (a Debezium `before` with the default
     replica identity, a DMS task logging the primary key alone). A batch
     applies each key's newest change only, so where that is a delete and
-    the batch holds an insert or update of the key newer than the stored
-    row (and than the newest truncate), the delete carries that change's
-    values (`_cdc_carry`: the newest such change, with its sequence, its
-    columns the model does not declare, and for Debezium whether it holds
-    every value; `_cdc_carries`: whether it is newer than what is stored,
-    _cdc_order_batch) and the MERGE writes them with the delete, the
-    sequence checked again against the row it matches (_cdc_merge_sql):
-    the row the changes one at a time would leave. Deletes between them
-    change no value, so the newest insert or update is the one, whatever
-    came between.
+    the batch holds an insert or update of the key, the delete carries the
+    newest one (`_cdc_carry`: its sequence, its values, its columns the
+    model does not declare, and for Debezium whether it holds every
+    value), and writes its values (`_cdc_carries`, _cdc_order_batch) when
+    it is newer than the stored row and than the newest truncate and (for
+    Debezium) holds every value. The MERGE writes them with the delete,
+    the carried sequence checked again against the row it matches
+    (_cdc_merge_sql), and their undeclared columns are added to the table
+    (_cdc_batch_counts). Deletes between them change no value, so the
+    newest insert or update is the one, whatever came between.
 
-    Not carried: a Debezium change with a TOAST placeholder (filled or
-    not: what it leaves depends on the changes before it); the delete then
-    writes its bookkeeping alone, as before. Not for a model with partial
+    Otherwise the delete writes what it did before: its bookkeeping alone
+    on a stored row, its own values on a key with no row. So where the
+    newest insert or update has a Debezium TOAST placeholder (filled or
+    not: what it leaves depends on the changes before it), or a truncate
+    came between it and the delete (a change older than the newest
+    truncate is gone with it, in soft mode too, where one change at a time
+    the truncate would have kept its values), the row differs from the one
+    the changes one at a time would leave. Not for a model with partial
     updates (cdc_ignore_null_updates, cdc_exclude_from_update), whose
     values _cdc_partial_updates resolves, nor a change log (keyed by its
     sequence: one change per row). README, Known gaps.
@@ -35,16 +40,21 @@
 {#- The columns a soft delete takes from the key's newest insert or update
     of the batch: every column of the model but its keys and bookkeeping. -#}
 {% macro _cdc_carried_columns(cfg, data_columns) %}
-    {%- set fixed = cfg['keys'] + _cdc_change_bookkeeping(cfg) -%}
-    {{ return(data_columns | map(attribute='name') | reject('in', fixed) | list) }}
+    {#- (settings name columns in any case) -#}
+    {%- set fixed = (cfg['keys'] + _cdc_change_bookkeeping(cfg)) | map('lower') | list -%}
+    {%- set carried = [] -%}
+    {%- for column in data_columns if column.name | lower not in fixed -%}
+        {%- do carried.append(column.name) -%}
+    {%- endfor -%}
+    {{ return(carried) }}
 {% endmacro %}
 
-{#- In the batch's ranking (window `window`: a key's changes, newest
-    first, the whole key in its frame), on a delete: the key's newest
-    insert or update. -#}
-{% macro _cdc_carry_sql(run, window) %}
+{#- In the batch's ranking, on a key's newest change if a delete (windows
+    of a key's changes, newest first: `by_key`; `whole`, the whole key in
+    its frame): the key's newest insert or update. -#}
+{% macro _cdc_carry_sql(run, by_key, whole) %}
     {%- set names = _cdc_carried_columns(run['cfg'], run['data_columns']) -%}
-    case when _cdc_is_delete then first_value(case when not _cdc_is_delete then named_struct(
+    case when _cdc_is_delete and row_number() over {{ by_key }} = 1 then first_value(case when not _cdc_is_delete then named_struct(
         '_cdc_seq', {{ _cdc_seq_struct(none, run['cfg']['sequence_by']) }}
         {%- if run['toast'] %},
         '_cdc_whole', size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0
@@ -53,5 +63,5 @@
         '_cdc_extra', _cdc_extra
         {%- endif %}
         {%- for name in names %}, {{ sql_string(name) }}, `{{ name }}`{% endfor -%}
-    ) end, true) over {{ window }} end as _cdc_carry
+    ) end, true) over {{ whole }} end as _cdc_carry
 {% endmacro %}

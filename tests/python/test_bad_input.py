@@ -2743,8 +2743,8 @@ def item_change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> 
 
 def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
     """An item_change as a line of a Debezium JSON file (`kind`
-    'debezium') or of a DMS CSV file with a header (HEADER, then `colour`
-    when the values have it: a column the YAML does not declare)."""
+    'debezium') or of a DMS CSV file with a header (HEADER, then the values
+    of columns the YAML does not declare, when `values` has them)."""
     if kind == "debezium":
         return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
                            "active": True, **values, "__op": op,
@@ -2756,7 +2756,7 @@ def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
     return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
                    f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
                    values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true",
-                   *([values["colour"]] if "colour" in values else [])])
+                   *[v for c, v in values.items() if c not in ("name", "qty", "born")]])
 
 
 @pytest.mark.parametrize(("mode", "runs", "kind"),
@@ -2840,8 +2840,12 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     the default replica identity). The delete's own sequence, operation
     and time stay on the row. In the first run (the table created empty:
     an insert) and an incremental one; the batch landed again changes
-    nothing. Before (2026-12-05) the row kept its values from before the
-    batch, or took the delete's NULLs where the key had no stored row."""
+    nothing. DMS: a column dropped at the source between a key's update and
+    its delete in one run is added with the update's value. Debezium: an
+    update with a TOAST placeholder is not carried (the stored value
+    stays, as one at a time). Before (2026-12-05) the row kept its values
+    from before the batch, or took the delete's NULLs where the key had no
+    stored row."""
     table_name = "items" if kind == "dms" else "items_dbz"
     model = MODEL_SQL.replace("unique_key='item_id'",
                               "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
@@ -2875,15 +2879,21 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
              change("c", 8, 216, "h2", 82, 19816, "gold"), gone(8, 217),
              change("u", 9, 218, "i", 9, 19818, "blue"), gone(9, 219)]
     head = {"dms": ",".join(HEADER) + "\n", "debezium": ""}[kind]
+    # (Debezium: an update with a TOAST placeholder then a delete: no value
+    # carried, the row keeps its stored name as one change at a time would)
+    toast = [item_change("c", 11, 111, "k", 11, 19711),
+             item_change("u", 11, 220, "__debezium_unavailable_value", 12, 19820),
+             item_change("d", 11, 221)] if not extra else []
     texts = [(head.replace("\n", ",colour\n") if index and extra else head)
-             + "".join(item_line(kind, *c) + "\n" for c in changes)
+             + "".join(item_line(kind, *c) + "\n"
+                       for c in changes + (toast[1:] if index else toast[:1]))
              for index, changes in enumerate((setup, batch))]
     suffix = ".csv" if kind == "dms" else ".json"
     schema = "t_soft_delete_" + os.urandom(3).hex()
     table = f"{schema}_silver.slv_hostile__{table_name}"
 
     def state() -> dict:
-        rows = spark.sql(f"select * from {table}").collect()
+        rows = spark.sql(f"select * from {table} where item_id <> 11").collect()
         return {r.item_id: ({"name": r.name, "qty": r.qty,
                              "born": None if r.born is None else (r.born - EPOCH).days,
                              **({"colour": r.asDict().get("colour")} if extra else {})},
@@ -2909,18 +2919,40 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     assert truth[5][0]["name"] == "lone" and truth[5][1]
     if extra:
         assert (truth[1][0]["colour"], truth[7][0]["colour"]) == ("red", None)
-    # the delete's own bookkeeping
-    marked = {r.item_id: (r._cdc_op.upper(), int(r._cdc_change_seq) % 1000,
-                          r.deleted_at is not None)
-              for r in spark.sql(f"select * from {table} where item_id in (1, 4)").collect()}
-    assert marked == {1: ("D", 201, True), 4: ("D", 209, True)}, marked
+    else:
+        toasted = spark.sql(f"select name, is_deleted from {table} where item_id = 11").first()
+        assert tuple(toasted) == ("k", True), toasted
+    # the delete's own bookkeeping: operation, sequence, time (its commit)
+    at = {"dms": lambda lsn: (1735689600 + lsn) * 10**6,
+          "debezium": lambda lsn: (1735689600000 + lsn) * 1000}[kind]
+    marked = {r.item_id: (r._cdc_op.upper(), int(r._cdc_change_seq) % 1000, r.deleted_us)
+              for r in spark.sql(f"select *, unix_micros(deleted_at) as deleted_us from {table} "
+                                 f"where item_id in (1, 4)").collect()}
+    assert marked == {1: ("D", 201, at(201)), 4: ("D", 209, at(209))}, marked
     (folder / f"20250101-000002000{suffix}").write_text(texts[1])
     build(project, tmp_path, schema)
     assert state() == truth, state()
+    landed = ([(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)] if extra
+              else [(12, 8, 4, 0), (23, 10, 13, 0), (23, 0, 23, 0)])
+    if extra:
+        # a column dropped at the source between a key's update and its
+        # delete, both in one run: the column is added, with the value
+        # the delete carries
+        (folder / "20250101-000003000.csv").write_text(
+            ",".join(HEADER) + ",shade\n"
+            + item_line(kind, "u", 7, 300, {"name": "g3", "qty": 73, "born": 19873,
+                                             "shade": "dark"}) + "\n")
+        (folder / "20250101-000004000.csv").write_text(
+            ",".join(HEADER) + "\n" + item_line(kind, *item_change("d", 7, 301)) + "\n")
+        build(project, tmp_path, schema)
+        row = spark.sql(f"select name, qty, colour, shade, is_deleted from {table} "
+                        f"where item_id = 7").first()
+        assert tuple(row) == ("g3", 73, None, "dark", True), row
+        landed += [(1, 0, 1, 0), (1, 1, 0, 0)]
     counts = [tuple(r) for r in spark.sql(
         f"select rows_in_file, rows_applied, rows_superseded, rows_quarantined "
         f"from {schema}_silver.cdc_file_log order by file_path").collect()]
-    assert counts == [(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)], counts
+    assert counts == landed, counts
 
 
 def test_partial_updates_and_toast_placeholders_after_a_removal(spark, project_copy, tmp_path):
