@@ -14,7 +14,8 @@
       ties                       rows with the sequence of the row before
                                  them in their key and other content
       undeclared                 columns the applied rows carry that the YAML
-                                 does not declare (comma-separated)
+                                 does not declare, and those of the changes
+                                 soft deletes carry (comma-separated)
       kept, kept_undeclared      rows neither held nor quarantined (what
                                  cdc_keep_changes keeps), and the undeclared
                                  columns they carry

@@ -15,7 +15,7 @@
     Debezium) holds every value. The MERGE writes them with the delete,
     the carried sequence checked again against the row it matches
     (_cdc_merge_sql), and their undeclared columns are added to the table
-    (_cdc_batch_counts). Deletes between them change no value, so the
+    (listed by _cdc_batch_counts, added by _cdc_apply_batch). Deletes between them change no value, so the
     newest insert or update is the one, whatever came between.
 
     Otherwise the delete writes what it did before: its bookkeeping alone
@@ -27,8 +27,10 @@
     the truncate would have kept its values), the row differs from the one
     the changes one at a time would leave. Not for a model with partial
     updates (cdc_ignore_null_updates, cdc_exclude_from_update), whose
-    values _cdc_partial_updates resolves, nor a change log (keyed by its
-    sequence: one change per row). README, Known gaps.
+    delete holds the values _cdc_partial_updates resolves for it (written
+    on a key with no row; on a stored row the delete writes its
+    bookkeeping alone), nor a change log (keyed by its sequence: one
+    change per row). README, Known gaps.
 #}
 
 {#- The columns a change writes besides its key: what describes the change

@@ -2842,8 +2842,8 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     an insert) and an incremental one; the batch landed again changes
     nothing. DMS: a column dropped at the source between a key's update and
     its delete in one run is added with the update's value. Debezium: an
-    update with a TOAST placeholder is not carried (the stored value
-    stays, as one at a time). Before (2026-12-05) the row kept its values
+    update with a TOAST placeholder is not carried (the stored name stays,
+    as one at a time; its other values are a known gap). Before (2026-12-05) the row kept its values
     from before the batch, or took the delete's NULLs where the key had no
     stored row."""
     table_name = "items" if kind == "dms" else "items_dbz"
