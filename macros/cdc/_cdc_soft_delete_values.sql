@@ -15,8 +15,9 @@
     Debezium) holds every value. The MERGE writes them with the delete,
     the carried sequence checked again against the row it matches
     (_cdc_merge_sql), and their undeclared columns are added to the table
-    (listed by _cdc_batch_counts, added by _cdc_apply_batch). Deletes between them change no value, so the
-    newest insert or update is the one, whatever came between.
+    (listed by _cdc_batch_counts, added by _cdc_apply_batch). Deletes
+    between them change no value, so the newest insert or update is the
+    one, whatever came between.
 
     Otherwise the delete writes what it did before: its bookkeeping alone
     on a stored row, its own values on a key with no row. So where the
