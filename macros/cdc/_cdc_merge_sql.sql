@@ -29,16 +29,21 @@
     {#- a soft delete's deleted_at: the change's own value (with partial
         updates the column itself holds the key's value after its changes) -#}
     {%- set deleted_at = 's._cdc_deleted_at' if partial and soft else 's.`' ~ cfg['deleted_at_column'] ~ '`' -%}
-    {%- set updates = [] -%}
+    {#- what a change writes to a column of a stored row -#}
+    {%- set written = {} -%}
     {%- for name in source_names if name not in keys -%}
         {%- if unavailable and name not in bookkeeping -%}
             {#- a column the change did not carry (Debezium TOAST; an update's
                 NULL or excluded column, _cdc_partial_updates) keeps its value -#}
-            {%- do updates.append('t.`' ~ name ~ '` = case when array_contains(s._cdc_keep_stored, '
-                                  ~ sql_string(name) ~ ') then t.`' ~ name ~ '` else s.`' ~ name ~ '` end') -%}
+            {%- do written.update({name: 'case when array_contains(s._cdc_keep_stored, ' ~ sql_string(name)
+                                         ~ ') then t.`' ~ name ~ '` else s.`' ~ name ~ '` end'}) -%}
         {%- else -%}
-            {%- do updates.append('t.`' ~ name ~ '` = s.`' ~ name ~ '`') -%}
+            {%- do written.update({name: 's.`' ~ name ~ '`'}) -%}
         {%- endif -%}
+    {%- endfor -%}
+    {%- set updates = [] -%}
+    {%- for name, value in written.items() -%}
+        {%- do updates.append('t.`' ~ name ~ '` = ' ~ value) -%}
     {%- endfor -%}
     {#- a column the files have but the YAML does not declare: from _cdc_extra -#}
     {%- set dropped_values = {} -%}
@@ -62,6 +67,21 @@
         {%- endfor -%}
         {%- for name in dropped -%}
             {%- do carried.update({name: extra_values[name] | replace('{s}', 's._cdc_carry')}) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {#- soft mode, what a delete writes to a stored row besides its
+        bookkeeping (_cdc_soft_delete_values): `carry`, the values of the
+        key's newest insert or update, when newer than the row; `partial`,
+        the values _cdc_partial_updates gave it (a column none was given
+        keeps its value) -#}
+    {%- set delete_values = {} -%}
+    {%- for name, value in carried.items() -%}
+        {%- do delete_values.update({name: 'case when s._cdc_carries and s._cdc_carry._cdc_seq > ' ~ _cdc_seq_struct('t', seq)
+                                           ~ ' then ' ~ value ~ ' else t.`' ~ name ~ '` end'}) -%}
+    {%- endfor -%}
+    {%- if partial and soft -%}
+        {%- for name in _cdc_carried_columns(cfg, data_columns) -%}
+            {%- do delete_values.update({name: written[name]}) -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set insert_values = [] -%}
@@ -99,9 +119,8 @@
         {%- for name in bookkeeping %}
         t.`{{ name }}` = s.`{{ name }}`,
         {%- endfor %}
-        {%- for name, value in carried.items() %}
-        t.`{{ name }}` = case when s._cdc_carries and s._cdc_carry._cdc_seq > {{ _cdc_seq_struct('t', seq) }}
-            then {{ value }} else t.`{{ name }}` end,
+        {%- for name, value in delete_values.items() %}
+        t.`{{ name }}` = {{ value }},
         {%- endfor %}
         t.is_deleted = true,
         t.deleted_at = {{ deleted_at }},

@@ -284,7 +284,8 @@
                 change of the key must pass to give a value (stored row,
                 tombstone, truncate; for a key neither stored nor
                 tombstoned, the horizon's newest forgotten delete), and
-                whether the key has a live row before the batch's changes -#}
+                whether the key has a live row, or any row, before the
+                batch's changes -#}
             {%- set passed = ['case when t._cdc_present then ' ~ t_seq ~ ' end']
                              + (['case when ' ~ tombstone ~ ' then ' ~ d_seq ~ ' end'] if reads_tombstones else [])
                              + (['case when ' ~ unknown_key ~ ' then h.newest end'] if unknown_key else []) %}
@@ -295,6 +296,8 @@
             case when s._cdc_rank = 1 then {{ newest_truncate if truncated else 'case when false then ' ~ s_seq ~ ' end' }}
                 end as _cdc_truncated,
             coalesce(s._cdc_rank = 1 and not {{ stored_gone }}, false) as _cdc_live,
+            {#- (whether the table holds a row of the key, live or not) -#}
+            coalesce(s._cdc_rank = 1 and t._cdc_present, false) as _cdc_stored,
             {%- endif %}
             {%- if run['carry'] %}
             {#- soft mode, a key's newest change a delete: it writes the values

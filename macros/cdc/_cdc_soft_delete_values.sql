@@ -26,12 +26,15 @@
     came between it and the delete (a change older than the newest
     truncate is gone with it, in soft mode too, where one change at a time
     the truncate would have kept its values), the row differs from the one
-    the changes one at a time would leave. Not for a model with partial
-    updates (cdc_ignore_null_updates, cdc_exclude_from_update), whose
-    delete holds the values _cdc_partial_updates resolves for it (written
-    on a key with no row; on a stored row the delete writes its
-    bookkeeping alone), nor a change log (keyed by its sequence: one
-    change per row). README, Known gaps.
+    the changes one at a time would leave. README, Known gaps.
+
+    A model with partial updates (cdc_ignore_null_updates,
+    cdc_exclude_from_update) does not carry: its delete holds the values
+    _cdc_partial_updates gives it, from the changes before it one at a
+    time (TOAST placeholders too), and the MERGE writes them, a column
+    none was given keeping its stored value; but not the columns the
+    model does not declare, which keep their stored values. Nor does a
+    change log (keyed by its sequence: one change per row).
 #}
 
 {#- The columns a change writes besides its key: what describes the change

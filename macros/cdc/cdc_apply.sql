@@ -71,7 +71,8 @@
                        else _cdc_set_adaptive(new_bytes, cfg) -%}
     {%- set source_columns = adapter.get_columns_in_relation(source) -%}
     {%- set names = source_columns | map(attribute='name') | list -%}
-    {%- do cdc_config(check_columns=names) -%}
+    {#- (the settings' column names checked, and spelled as the columns) -#}
+    {%- set cfg = cdc_config(check_columns=names) -%}
     {%- set transient = cdc_column_names('transient') -%}
     {#- a model that reads cdc_changes() (its file list is here) and leaves
         out the transient columns would skip the parse's rejects, the row

@@ -59,7 +59,10 @@
                                   query stage is a Spark job of its own and
                                   adapts nothing
     A setting given as 0, false or an empty list keeps that value; only an
-    absent setting takes the default.
+    absent setting takes the default. With `check_columns` (the model's
+    columns), a column a setting names (unique_key, cdc_sequence_by,
+    cdc_operation_column, cdc_exclude_from_update) must be one of them, in
+    any letter case, and is returned spelled as that column.
 
     Derived (not a setting):
       can_truncate                whether a row can be an applicable truncate:
@@ -115,17 +118,24 @@
             where ~ ": cdc_delete_mode is '" ~ cfg['delete_mode'] ~ "'; set it to 'hard' or 'soft'.") -%}
     {%- endif -%}
     {%- if check_columns is not none -%}
-        {%- set known = check_columns | map('lower') | list -%}
-        {%- for setting, columns in [('unique_key', keys), ('cdc_sequence_by', cfg['sequence_by']),
-                                    ('cdc_operation_column', [cfg['operation_column']]),
-                                    ('cdc_exclude_from_update', cfg['exclude_from_update'])] -%}
+        {#- each column a setting names, spelled as the model's column (the
+            names are compared in lowercase, as Spark compares them) -#}
+        {%- set spelled = {} -%}
+        {%- for column in check_columns -%}{%- do spelled.update({column | lower: column}) -%}{%- endfor -%}
+        {%- for setting, entry in [('unique_key', 'keys'), ('cdc_sequence_by', 'sequence_by'),
+                                   ('cdc_operation_column', 'operation_column'),
+                                   ('cdc_exclude_from_update', 'exclude_from_update')] -%}
+            {%- set columns = [cfg[entry]] if entry == 'operation_column' else cfg[entry] -%}
             {%- for column in columns -%}
-                {%- if column | lower not in known -%}
+                {%- if column | lower not in spelled -%}
                     {%- do exceptions.raise_compiler_error(
                         where ~ ": " ~ setting ~ " names column '" ~ column ~ "', which the model does not have. "
                         ~ "Known columns: " ~ check_columns | join(', ') ~ ". Fix " ~ setting ~ " in its config().") -%}
                 {%- endif -%}
             {%- endfor -%}
+            {%- set named = [] -%}
+            {%- for column in columns -%}{%- do named.append(spelled[column | lower]) -%}{%- endfor -%}
+            {%- do cfg.update({entry: named[0] if entry == 'operation_column' else named}) -%}
         {%- endfor -%}
     {%- endif -%}
     {{ return(cfg) }}

@@ -2759,10 +2759,11 @@ def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
                    *[v for c, v in values.items() if c not in ("name", "qty", "born")]])
 
 
-@pytest.mark.parametrize(("mode", "runs", "kind"),
-                         [("hard", 1, "debezium"), ("soft", 2, "debezium"), ("soft", 1, "dms")])
+@pytest.mark.parametrize(("mode", "runs", "kind", "ignore_nulls"),
+                         [("hard", 1, "debezium", True), ("soft", 2, "debezium", True),
+                          ("soft", 1, "dms", True), ("soft", 2, "dms", False)])
 def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
-    spark, project_copy, tmp_path, mode, runs, kind
+    spark, project_copy, tmp_path, mode, runs, kind, ignore_nulls
 ):
     """cdc_ignore_null_updates and cdc_exclude_from_update, on Debezium
     JSON and DMS CSV: a batch leaves each key as its changes applied one at
@@ -2775,12 +2776,24 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     the batch kept each key's last change alone (its NULLs and excluded
     values written over an insert of the same batch, a re-insert merged over
     the deleted row), then a DMS model failed its first run (an untyped
-    NULL column) and a lone soft delete stored NULLs."""
+    NULL column) and a lone soft delete stored NULLs. Soft mode, a key's
+    updates then its delete (or deletes) in one batch: the row marked
+    deleted with the values the updates leave, on a stored row too, live
+    or marked deleted (with cdc_exclude_from_update alone, the columns an
+    update writes whole as well; Debezium: after an update with a TOAST
+    placeholder, and a second delete with one); before (2026-12-06) the
+    stored row kept its values from before the batch, and a second delete
+    wrote its own. The settings may name the columns in another letter
+    case (before, an excluded column so named was written by updates)."""
     table_name = "items_dbz" if kind == "debezium" else "items"
+    # (the settings name columns in any letter case: here without
+    # cdc_ignore_null_updates)
+    key, excluded = ("item_id", "born") if ignore_nulls else ("ITEM_ID", "BORN")
     model = MODEL_SQL.replace(
         "unique_key='item_id'",
-        f"unique_key='item_id', meta={{'cdc_delete_mode': '{mode}', "
-        "'cdc_ignore_null_updates': true, 'cdc_exclude_from_update': ['born']}")
+        f"unique_key='{key}', meta={{'cdc_delete_mode': '{mode}', "
+        f"'cdc_ignore_null_updates': {str(ignore_nulls).lower()}, "
+        f"'cdc_exclude_from_update': ['{excluded}']}}")
     project = _one_table_project(project_copy, model % table_name, table_name)
     folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
@@ -2788,9 +2801,13 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     change = item_change
     setup = [change("c", 1, 100, "a", 1, 19701), change("c", 2, 101, "b", 2, 19702),
              change("c", 5, 102, "e", 5, 19705), change("c", 6, 103, "f", 6, 19706),
-             change("u", 5, 110, "e2", 5, 19715), change("d", 6, 111, "f", 6, 19706)]
-    # (in two runs: key 2's delete and inserts in the first, key 3's insert
-    # in the first and its update in the second)
+             change("u", 5, 110, "e2", 5, 19715), change("d", 6, 111, "f", 6, 19706),
+             change("c", 20, 112, "t", 20, 19720), change("c", 21, 113, "u", 21, 19721),
+             change("c", 22, 114, "v", 22, 19722), change("d", 22, 115, "v", 22, 19722),
+             change("c", 23, 116, "w", 23, 19723), change("d", 23, 117, "w", 23, 19723),
+             change("c", 25, 118, "y", 25, 19725), change("c", 26, 119, "z", 26, 19726)]
+    # (in two runs: the first 8 changes, then the rest; key 4's insert in
+    # the first and its delete in the second)
     batch = [change("u", 1, 200, None, 2, 19801), change("u", 1, 201, "a2", None, None),
              change("d", 2, 204, "b", 2, 19702), change("c", 2, 205, None, 7, 19805),
              change("u", 2, 206, "b2", None, 19806), change("c", 3, 202, "x", 3, 19803),
@@ -2798,27 +2815,61 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
              change("d", 4, 208, "p", 4, 19807), change("u", 5, 105, "stale", 55, 19899),
              change("u", 5, 209, None, 9, 19809), change("u", 6, 210, None, 6, 19810),
              change("d", 7, 211, "g", 7, 19811), change("c", 8, 212, "h", 8, 19812),
-             change("d", 8, 213, "h", 8, 19812), change("d", 8, 214, "h", 8, 19812)]
+             change("d", 8, 213, "h", 8, 19812), change("d", 8, 214, "h", 8, 19812),
+             # (soft mode, a stored row: live, then marked deleted; a key
+             # with no row; the deletes carry only their key and sequence,
+             # as a DMS task logging the primary key alone writes them)
+             change("u", 20, 220, "t2", None, 19820), change("d", 20, 221),
+             change("u", 21, 222, None, 212, 19822), change("d", 21, 223),
+             change("d", 21, 224), change("d", 22, 225),
+             change("u", 23, 226, "w2", None, 19826), change("d", 23, 227),
+             change("d", 24, 228, "lone", 24, 19828), change("d", 24, 229),
+             change("u", 25, 230, None, 250, 19830), change("d", 25, 231),
+             change("u", 26, 232, "z2", 260, 19832), change("d", 26, 233), change("d", 26, 234)]
     schema = "t_partial_" + os.urandom(3).hex()
-    size = -(-len(batch) // runs)
-    files = [setup] + [batch[start:start + size] for start in range(0, len(batch), size)]
+    files = [setup] + ([batch] if runs == 1 else [batch[:8], batch[8:]])
     suffix = ".json" if kind == "debezium" else ".csv"
+
+    def line(op: str, key: int, lsn: int, values: dict) -> str:
+        # (Debezium: a TOAST placeholder for the name in key 25's update,
+        # which keeps the value before it, as the NULL the replay sees does,
+        # and in key 26's second delete, which changes no value)
+        if kind == "debezium" and (key, lsn) in ((25, 230), (26, 234)):
+            values = {**values, "name": "__debezium_unavailable_value"}
+        return item_line(kind, op, key, lsn, values)
+
     for index, changes in enumerate(files):
         head = "" if kind == "debezium" else ",".join(HEADER) + "\n"
         (folder / f"20250101-00000{index}000{suffix}").write_text(
-            head + "".join(item_line(kind, *c) + "\n" for c in changes))
+            head + "".join(line(*c) + "\n" for c in changes))
         build(project, tmp_path, schema)
 
-    truth = _replay(setup + batch, {"born"}, mode == "soft")
+    truth = _replay(setup + batch, {"born"}, mode == "soft", ignore_nulls)
     table = f"{schema}_silver.slv_hostile__{table_name}"
     deleted = "is_deleted" if mode == "soft" else "false"
-    stored = {r.item_id: ({"name": r.name, "qty": r.qty, "born": (r.born - EPOCH).days},
-                          r.deleted)
+    stored = {r.item_id: ({"name": r.name, "qty": r.qty,
+                           "born": None if r.born is None else (r.born - EPOCH).days}, r.deleted)
               for r in spark.sql(f"select *, {deleted} as deleted from {table}").collect()}
     assert stored == truth, stored
     # the replay is not vacuous
-    assert stored[3] == ({"name": "x", "qty": 3, "born": 19803}, False)
-    assert {k for k, (_, gone) in truth.items() if gone} == ({4, 7, 8} if mode == "soft" else set())
+    assert stored[3] == ({"name": "x" if ignore_nulls else None, "qty": 3 if ignore_nulls else None,
+                          "born": 19803}, False)
+    assert {k for k, (_, gone) in truth.items() if gone} == (
+        {4, 7, 8, 20, 21, 22, 23, 24, 25, 26} if mode == "soft" else set())
+    if mode == "soft":
+        assert truth[20] == ({"name": "t2", "qty": 20 if ignore_nulls else None,
+                              "born": 19720}, True)
+        assert truth[21][0]["qty"] == 212 and truth[22][0]["name"] == "v"
+        assert truth[23][0]["name"] == "w2" and truth[24][0]["name"] == "lone"
+        assert truth[25][0] == {"name": "y" if ignore_nulls else None, "qty": 250, "born": 19725}
+        assert truth[26][0]["name"] == "z2"
+        # a delete's own time and sequence (its commit), not its values'
+        at = {"dms": lambda lsn: (1735689600 + lsn) * 10**6,
+              "debezium": lambda lsn: (1735689600000 + lsn) * 1000}[kind]
+        marked = {r.item_id: (int(r._cdc_change_seq) % 1000, r.deleted_us)
+                  for r in spark.sql(f"select *, unix_micros(deleted_at) as deleted_us "
+                                     f"from {table} where item_id in (20, 24)").collect()}
+        assert marked == {20: (221, at(221)), 24: (229, at(229))}, marked
     counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
                        f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
