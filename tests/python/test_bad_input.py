@@ -2741,22 +2741,33 @@ def item_change(op: str, key: int, lsn: int, name=None, qty=None, born=None) -> 
     return op, key, lsn, {"name": name, "qty": qty, "born": born}
 
 
+def item_fields(op: str, key: int, lsn: int, values: dict) -> list[str | None]:
+    """An item_change as the fields of a DMS record (META + COLUMNS, then
+    the values of columns the YAML does not declare, when `values` has
+    them)."""
+    at = dt.datetime(2025, 1, 1) + dt.timedelta(seconds=lsn)
+    born = None if values["born"] is None else str(EPOCH + dt.timedelta(days=values["born"]))
+    qty = None if values["qty"] is None else str(values["qty"])
+    return [{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
+            f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
+            values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true",
+            *[v for c, v in values.items() if c not in ("name", "qty", "born")]]
+
+
 def item_line(kind: str, op: str, key: int, lsn: int, values: dict) -> str:
     """An item_change as a line of a Debezium JSON file (`kind`
-    'debezium') or of a DMS CSV file with a header (HEADER, then the values
-    of columns the YAML does not declare, when `values` has them)."""
+    'debezium') or of a DMS CSV file (item_fields)."""
     if kind == "debezium":
         return json.dumps({"item_id": key, "price": "1.50", "seen_at": 1704103200000000,
                            "active": True, **values, "__op": op,
                            "__source_ts_ms": 1735689600000 + lsn, "__lsn": lsn,
                            "__deleted": str(op == "d").lower()})
-    at = dt.datetime(2025, 1, 1) + dt.timedelta(seconds=lsn)
-    born = None if values["born"] is None else str(EPOCH + dt.timedelta(days=values["born"]))
-    qty = None if values["qty"] is None else str(values["qty"])
-    return encode([{"c": "I", "u": "U", "d": "D"}[op], at.strftime("%Y-%m-%d %H:%M:%S.%f"),
-                   f"{20250101000000000000000000000000000 + lsn:035d}", str(key),
-                   values["name"], "1.50", qty, born, "2024-01-01 10:00:00.000000", "true",
-                   *[v for c, v in values.items() if c not in ("name", "qty", "born")]])
+    return encode(item_fields(op, key, lsn, values))
+
+
+#: the hostile items' Parquet types, as DMS writes a typed file (_parquet)
+ITEM_PARQUET = {"item_id": "int64", "price": "decimal", "qty": "int32", "born": "date",
+                "seen_at": "us", "active": "bool"}
 
 
 @pytest.mark.parametrize(("mode", "runs", "kind", "ignore_nulls"),
@@ -2875,12 +2886,13 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
 
 
-@pytest.mark.parametrize("kind", ["dms", "debezium"])
+@pytest.mark.parametrize("kind", ["dms", "dms_headerless", "dms_parquet", "debezium"])
 def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     spark, project_copy, tmp_path, kind
 ):
-    """Soft mode, whole rows (DMS CSV with a column the YAML does not
-    declare from the second file on; Debezium JSON): a key's insert or
+    """Soft mode, whole rows (DMS CSV with a header and a column the YAML
+    does not declare from the second file on, headerless CSV, typed
+    Parquet; Debezium JSON): a key's insert or
     updates then its delete in one batch leave the row marked deleted with
     the values the changes one at a time would (the truth: a replay here):
     those of the newest insert or update newer than the stored row,
@@ -2897,7 +2909,8 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     as one at a time; its other values are a known gap). Before (2026-12-05) the row kept its values
     from before the batch, or took the delete's NULLs where the key had no
     stored row."""
-    table_name = "items" if kind == "dms" else "items_dbz"
+    table_name = {"dms": "items", "dms_headerless": "items_nh", "dms_parquet": "items_pq",
+                  "debezium": "items_dbz"}[kind]
     model = MODEL_SQL.replace("unique_key='item_id'",
                               "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
     project = _one_table_project(project_copy, model % table_name, table_name)
@@ -2929,17 +2942,23 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
              change("u", 7, 214, "g1", 71, 19814, "teal"), change("u", 7, 215, "g2", 72, 19815),
              change("c", 8, 216, "h2", 82, 19816, "gold"), gone(8, 217),
              change("u", 9, 218, "i", 9, 19818, "blue"), gone(9, 219)]
-    head = {"dms": ",".join(HEADER) + "\n", "debezium": ""}[kind]
     # (Debezium: an update with a TOAST placeholder then a delete: no value
     # carried, the row keeps its stored name as one change at a time would)
     toast = [item_change("c", 11, 111, "k", 11, 19711),
              item_change("u", 11, 220, "__debezium_unavailable_value", 12, 19820),
-             item_change("d", 11, 221)] if not extra else []
-    texts = [(head.replace("\n", ",colour\n") if index and extra else head)
-             + "".join(item_line(kind, *c) + "\n"
-                       for c in changes + (toast[1:] if index else toast[:1]))
-             for index, changes in enumerate((setup, batch))]
-    suffix = ".csv" if kind == "dms" else ".json"
+             item_change("d", 11, 221)] if kind == "debezium" else []
+
+    def put(stem: str, index: int) -> None:
+        # the setup (index 0) or the batch (1) as a file of the kind
+        changes = (setup, batch)[index] + (toast[1:] if index else toast[:1])
+        if kind == "dms_parquet":
+            _parquet(folder / f"{stem}.parquet",
+                     [Row(item_fields(*c), "applied") for c in changes], ITEM_PARQUET)
+            return
+        head = ",".join(HEADER + (["colour"] if index and extra else [])) + "\n"
+        (folder / f"{stem}{'.json' if kind == 'debezium' else '.csv'}").write_text(
+            (head if kind == "dms" else "") + "".join(item_line(kind, *c) + "\n" for c in changes))
+
     schema = "t_soft_delete_" + os.urandom(3).hex()
     table = f"{schema}_silver.slv_hostile__{table_name}"
 
@@ -2957,10 +2976,10 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
         whole = [(op, key, lsn, {**blank, **values}) for op, key, lsn, values in changes]
         return _replay(whole, set(), True, False)
 
-    (folder / f"20250101-000000000{suffix}").write_text(texts[0])
+    put("20250101-000000000", 0)
     build(project, tmp_path, schema)
     assert state() == replay(setup), state()
-    (folder / f"20250101-000001000{suffix}").write_text(texts[1])
+    put("20250101-000001000", 1)
     build(project, tmp_path, schema)
     truth = replay(setup + batch)
     assert state() == truth, state()
@@ -2970,21 +2989,21 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     assert truth[5][0]["name"] == "lone" and truth[5][1]
     if extra:
         assert (truth[1][0]["colour"], truth[7][0]["colour"]) == ("red", None)
-    else:
+    if toast:
         toasted = spark.sql(f"select name, is_deleted from {table} where item_id = 11").first()
         assert tuple(toasted) == ("k", True), toasted
     # the delete's own bookkeeping: operation, sequence, time (its commit)
-    at = {"dms": lambda lsn: (1735689600 + lsn) * 10**6,
-          "debezium": lambda lsn: (1735689600000 + lsn) * 1000}[kind]
+    at = ((lambda lsn: (1735689600000 + lsn) * 1000) if kind == "debezium"
+          else (lambda lsn: (1735689600 + lsn) * 10**6))
     marked = {r.item_id: (r._cdc_op.upper(), int(r._cdc_change_seq) % 1000, r.deleted_us)
               for r in spark.sql(f"select *, unix_micros(deleted_at) as deleted_us from {table} "
                                  f"where item_id in (1, 4)").collect()}
     assert marked == {1: ("D", 201, at(201)), 4: ("D", 209, at(209))}, marked
-    (folder / f"20250101-000002000{suffix}").write_text(texts[1])
+    put("20250101-000002000", 1)
     build(project, tmp_path, schema)
     assert state() == truth, state()
-    landed = ([(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)] if extra
-              else [(12, 8, 4, 0), (23, 10, 13, 0), (23, 0, 23, 0)])
+    landed = ([(12, 8, 4, 0), (23, 10, 13, 0), (23, 0, 23, 0)] if toast
+              else [(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)])
     if extra:
         # a column dropped at the source between a key's update and its
         # delete, both in one run: the column is added, with the value
