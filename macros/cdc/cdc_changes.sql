@@ -46,20 +46,27 @@
     {%- set columns = bronze_file_columns(node) -%}
     {%- set produced = cdc_column_names('provenance') + (columns | map(attribute='name') | list) -%}
     {%- set cfg = cdc_config(check_columns=none) if config.get('incremental_strategy') == 'cdc_merge' else none -%}
+    {#- (the settings name columns in any letter case: each spelled as here) -#}
+    {%- set spelled = {} -%}
+    {%- for name in produced -%}{%- do spelled.update({name | lower: name}) -%}{%- endfor -%}
+    {%- set sequence_by = [] -%}
     {%- if cfg is not none -%}
         {#- the model may rename or derive columns: only sequence columns must come from here -#}
         {%- for column in cfg['sequence_by'] -%}
-            {%- if column not in produced -%}
+            {%- if column | lower not in spelled -%}
                 {%- do exceptions.raise_compiler_error(
                     "model '" ~ model.name ~ "': cdc_sequence_by names column '" ~ column ~ "', which "
                     ~ "cdc_changes() does not produce (it produces " ~ produced | join(', ')
                     ~ "). Fix cdc_sequence_by in its config().") -%}
             {%- endif -%}
+            {%- do sequence_by.append(spelled[column | lower]) -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set key_columns = [] -%}
     {%- if cfg is not none -%}
-        {%- for key in cfg['keys'] if key in produced and key not in cfg['sequence_by'] -%}{%- do key_columns.append(key) -%}{%- endfor -%}
+        {%- for key in cfg['keys'] if key | lower in spelled and spelled[key | lower] not in sequence_by -%}
+            {%- do key_columns.append(spelled[key | lower]) -%}
+        {%- endfor -%}
     {%- endif -%}
     {%- if var('sqlfluff_lint', false) -%}
         {{ return(_cdc_changes_for_lint(source_relation, columns)) }}
@@ -72,8 +79,8 @@
     {%- set checked_here = ['_cdc_phase', '_cdc_commit_ts', '_cdc_change_seq'] -%}
     {%- set keep_raw = is_incremental() or (cfg is not none and (
             key_columns | length < cfg['keys'] | length
-            or cfg['sequence_by'] | reject('in', checked_here) | list | length > 0
-            or cfg['operation_column'] != '_cdc_op')) -%}
+            or sequence_by | reject('in', checked_here) | list | length > 0
+            or cfg['operation_column'] | lower != '_cdc_op')) -%}
     {%- set found = _cdc_new_files(node, is_incremental()) -%}
     {%- set files = found['paths'] if found is not none else none -%}
     {%- set typed = {} -%}

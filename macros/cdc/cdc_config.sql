@@ -106,9 +106,9 @@
         'adaptive_min_bytes': _cdc_setting('cdc_adaptive_min_bytes', 1048576),
         'key_filter_min_bytes': _cdc_setting('cdc_key_filter_min_bytes', 1048576),
     } -%}
-    {%- if cfg['sequence_by'] is string -%}
-        {%- do cfg.update({'sequence_by': [cfg['sequence_by']]}) -%}
-    {%- endif -%}
+    {%- for entry in ['sequence_by', 'exclude_from_update'] if cfg[entry] is string -%}
+        {%- do cfg.update({entry: [cfg[entry]]}) -%}
+    {%- endfor -%}
     {%- set truncate_when = cfg['truncate_when'] | string | trim -%}
     {%- do cfg.update({'can_truncate': truncate_when | lower != 'false'
             and not (truncate_when == default_truncate and cfg['operation_column'] == '_cdc_op'
