@@ -33,8 +33,10 @@
     _cdc_partial_updates gives it, from the changes before it one at a
     time (TOAST placeholders too), and the MERGE writes them, a column
     none was given keeping its stored value; but not the columns the
-    model does not declare, which keep their stored values. Nor does a
-    change log (keyed by its sequence: one change per row).
+    model does not declare: the delete keeps their stored values (its own
+    on a key with no row), and one only a superseded update holds is not
+    added. Nor does a change log (keyed by its sequence: one change per
+    row).
 #}
 
 {#- The columns a change writes besides its key: what describes the change

@@ -111,7 +111,7 @@
     {%- endfor -%}
     {%- set truncate_when = cfg['truncate_when'] | string | trim -%}
     {%- do cfg.update({'can_truncate': truncate_when | lower != 'false'
-            and not (truncate_when == default_truncate and cfg['operation_column'] == '_cdc_op'
+            and not (truncate_when == default_truncate and cfg['operation_column'] | lower == '_cdc_op'
                      and 'T' not in cfg['operations'])}) -%}
     {%- if cfg['delete_mode'] not in ('hard', 'soft') -%}
         {%- do exceptions.raise_compiler_error(

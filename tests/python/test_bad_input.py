@@ -1014,6 +1014,35 @@ def test_a_row_rejected_after_the_parse_is_quarantined_with_its_text(
         assert sorted((r.item_id, r.name) for r in stored) == [(1, "still keyed")], (name, stored)
 
 
+def test_the_settings_name_columns_in_any_letter_case(spark, project_copy, tmp_path):
+    """unique_key, cdc_sequence_by and cdc_exclude_from_update (given as one
+    name, not a list) naming the files' columns in upper case work as in
+    the columns' own case: a blank string key is quarantined as missing
+    (the parse's check), the excluded column is written on insert only.
+    Before (2026-12-06) the sequence so named failed compilation, a key so
+    named skipped the parse's blank-key check (the blank key applied), and
+    an excluded column so named was written by updates."""
+    project = _one_table_project(project_copy, (MODEL_SQL % "items").replace(
+        "unique_key='item_id'",
+        "unique_key='NAME', meta={'cdc_sequence_by': "
+        "['_CDC_PHASE', '_CDC_COMMIT_TS', '_CDC_CHANGE_SEQ'], 'cdc_exclude_from_update': 'QTY'}"))
+    landing = tmp_path / "landing" / "hostile" / "items"
+    schema = "t_case_" + os.urandom(3).hex()
+    c = Corpus()
+    first = [c.change("I", 1, name="a", qty="1"), c.change("I", 2, name="")]
+    second = [c.change("U", 1, name="a", qty="5", price="2.50")]
+    for name, rows in (("20250101-000001000.csv", first), ("20250101-000002000.csv", second)):
+        land(landing, [CorpusFile(name, lines(HEADER, rows), rows)])
+        build(project, tmp_path, schema)
+    stored = [(r.name, r.qty, str(r.price)) for r in
+              spark.table(f"{schema}_silver.slv_hostile__items").collect()]
+    assert stored == [("a", 1, "2.50")], stored
+    quarantined = [(file_name(r.file_path), r.row_number, r.reason.split(":")[0], r.record)
+                   for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect()]
+    assert quarantined == [("20250101-000001000.csv", 2, "missing_key", encode(first[1].fields))], \
+        quarantined
+
+
 def test_a_model_that_drops_change_rows_fails_loudly(spark, project_copy, tmp_path):
     """Row conservation: a silver model may not filter change rows away, nor
     swap one for a copy of another."""
@@ -2834,8 +2863,8 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
              change("d", 7, 211, "g", 7, 19811), change("c", 8, 212, "h", 8, 19812),
              change("d", 8, 213, "h", 8, 19812), change("d", 8, 214, "h", 8, 19812),
              # (soft mode, a stored row: live, then marked deleted; a key
-             # with no row; the deletes carry only their key and sequence,
-             # as a DMS task logging the primary key alone writes them)
+             # with no row; the deletes carry no name, qty or born, as a DMS
+             # task logging the primary key alone writes them)
              change("u", 20, 220, "t2", None, 19820), change("d", 20, 221),
              change("u", 21, 222, None, 212, 19822), change("d", 21, 223),
              change("d", 21, 224), change("d", 22, 225),
