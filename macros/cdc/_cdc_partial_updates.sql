@@ -109,9 +109,9 @@
         _cdc_rank,
         {#- a column no change carried since the last insert (possible only
             while the key has a stored row: live, or for a soft delete any
-            row): kept as stored; with
-            Debezium TOAST, also a column the change left unsent (not a
-            soft delete's, whose every value is given here) -#}
+            row): kept as stored; with Debezium TOAST, also a column the
+            change left unsent (not a soft delete's, whose every value is
+            given here) -#}
         {%- set unsent = 'filter(_cdc_keep_stored, c -> not _cdc_is_delete)' if run['soft'] else '_cdc_keep_stored' %}
         {{ 'array_union(' ~ unsent ~ ', ' if run['toast'] }}filter(array(
             {%- for name in resolved %}{{ sql_string(name) }}{{ ', ' if not loop.last }}{% endfor -%}

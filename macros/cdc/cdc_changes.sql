@@ -18,7 +18,9 @@
       incremental run (a change older than a delete forgotten after
       cdc_tombstone_retention_hours: late_beyond_retention), and when the
       model derives a key, sequence or operation column itself (missing_key,
-      missing_sequence, unknown_op). Otherwise, as in a full load, only the
+      missing_sequence, unknown_op; a key or sequence named like a column
+      of the files, in any letter case, is that column, checked here).
+      Otherwise, as in a full load, only the
       rejects and the rows with a TOAST placeholder (unavailable_value, on
       a key the table does not hold) carry it.
     - `_cdc_extra` carries the values of columns a file has and the YAML
