@@ -13,8 +13,8 @@
       - applied truncates (_cdc_apply_truncate), then the MERGE of the
         applied changes (_cdc_merge_sql; a change equal to what is stored
         is a no-op; with partial updates, each column's value after the
-        key's changes, _cdc_partial_updates); into the table this run
-        created empty, an insert;
+        key's changes, and a soft delete's, _cdc_partial_updates); into
+        the table this run created empty, an insert;
       - with cdc_keep_changes, every change read into the model's change
         log table (_cdc_keep_changes).
     Into a change log (this model's kept changes, or a model keyed by the
@@ -75,8 +75,11 @@
             {%- set rows = '(' ~ _cdc_fill_from_log(run, run['target'], run['target_columns']) ~ ') as filled' -%}
         {%- endif -%}
         {#- partial updates: each partial column with the key's value after
-            the batch's changes (_cdc_partial_updates) -#}
-        {%- set partial = _cdc_partial_updates(run, rows) if run['partial'] else none -%}
+            the batch's changes; soft deletes that take their values from
+            the changes before them (run['resolve']), when the batch
+            applies one (_cdc_partial_updates) -#}
+        {%- set partial = _cdc_partial_updates(run, rows)
+                          if run['partial'] or (run['resolve'] and counts['deletes'] > 0) else none -%}
         {%- set to_apply = '(select * from ' ~ (partial or rows) ~ " where _cdc_outcome = 'applied' and "
                            ~ ('_cdc_rank = 1' if partial else 'not _cdc_is_truncate') ~ ')' -%}
         {%- set keys_in = _cdc_keys_in(run, 't') -%}

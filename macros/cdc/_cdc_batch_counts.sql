@@ -15,7 +15,8 @@
                                  them in their key and other content
       undeclared                 columns the applied rows carry that the YAML
                                  does not declare, and those of the changes
-                                 soft deletes carry (comma-separated)
+                                 soft deletes take values from
+                                 (comma-separated)
       kept, kept_undeclared      rows neither held nor quarantined (what
                                  cdc_keep_changes keeps), and the undeclared
                                  columns they carry
@@ -79,7 +80,15 @@
                                          ~ 'coalesce(map_keys(_cdc_carry._cdc_extra), cast(array() as array<string>))) '
                                          ~ 'else map_keys(_cdc_extra) end')
                                         if run['carry'] else 'map_keys(_cdc_extra)' %}
-                {%- for name, rows, extra in [('undeclared', "_cdc_outcome = 'applied'", applied_extra),
+                {#- (a soft delete resolved from the changes before it,
+                    run['resolve'], takes those of the newest one that gave
+                    values: here those of every change superseded in the
+                    batch, not a delete, which one at a time would have
+                    added them too) -#}
+                {%- set applied = "_cdc_outcome = 'applied'"
+                                  ~ (" or (_cdc_outcome = 'superseded' and _cdc_rank > 1 and not _cdc_is_delete)"
+                                     if run['resolve'] and run['soft'] else '') %}
+                {%- for name, rows, extra in [('undeclared', '(' ~ applied ~ ')', applied_extra),
                                               ('kept_undeclared', _cdc_kept(), 'map_keys(_cdc_extra)')] %}
                 {{ "flatten(collect_set(case when " ~ rows ~ " and size(" ~ extra ~ ") > 0 then " ~ extra ~ " end))"
                    if '_cdc_extra' in names else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}

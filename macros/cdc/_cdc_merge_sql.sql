@@ -3,7 +3,8 @@
     than what is stored) into the silver table; `unavailable`: the changes
     carry _cdc_keep_stored (columns to keep as stored: Debezium TOAST,
     _cdc_order_batch; partial updates, _cdc_partial_updates, whose changes
-    also carry _cdc_deleted_at: `partial`). The sequence guard is repeated
+    also carry _cdc_deleted_at: `partial`, also for soft deletes resolved
+    there). The sequence guard is repeated
     in the MERGE so that it holds even if the table changed between the
     selection of the changes and this statement. `empty_target`: the table
     was created empty by this run (first run, full refresh): a plain insert
@@ -73,7 +74,7 @@
         bookkeeping (_cdc_soft_delete_values): `carry`, the values of the
         key's newest insert or update, when newer than the row; `partial`,
         the values _cdc_partial_updates gave it (a column none was given
-        keeps its value) -#}
+        keeps its value; the undeclared ones, when no change gave values) -#}
     {%- set delete_values = {} -%}
     {%- for name, value in carried.items() -%}
         {%- do delete_values.update({name: 'case when s._cdc_carries and s._cdc_carry._cdc_seq > ' ~ _cdc_seq_struct('t', seq)
@@ -82,6 +83,10 @@
     {%- if partial and soft -%}
         {%- for name in _cdc_carried_columns(cfg, data_columns) -%}
             {%- do delete_values.update({name: written[name]}) -%}
+        {%- endfor -%}
+        {%- for name in dropped -%}
+            {%- do delete_values.update({name: "case when array_contains(s._cdc_keep_stored, '_cdc_extra') then t.`"
+                                               ~ name ~ '` else ' ~ dropped_values[name] ~ ' end'}) -%}
         {%- endfor -%}
     {%- endif -%}
     {%- set insert_values = [] -%}

@@ -279,13 +279,14 @@
                 insert (_cdc_apply_batch) -#}
             {{ 'coalesce(s._cdc_rank = 1 and s._cdc_is_delete and d.`' ~ keys[0] ~ '` is not null, false)'
                if reads_tombstones else 'false' }} as _cdc_tombstoned,
-            {%- if run['partial'] %}
-            {#- partial updates (_cdc_partial_updates): the newest sequence a
-                change of the key must pass to give a value (stored row,
-                tombstone, truncate; for a key neither stored nor
-                tombstoned, the horizon's newest forgotten delete), and
-                whether the key has a live row, or any row, before the
-                batch's changes -#}
+            {%- if run['resolve'] %}
+            {#- partial updates, and soft deletes that take their values from
+                the changes before them (_cdc_partial_updates,
+                run['resolve']): the newest sequence a change of the key
+                must pass to give a value (stored row, tombstone, truncate;
+                for a key neither stored nor tombstoned, the horizon's
+                newest forgotten delete), and whether the key has a live
+                row, or any row, before the batch's changes -#}
             {%- set passed = ['case when t._cdc_present then ' ~ t_seq ~ ' end']
                              + (['case when ' ~ tombstone ~ ' then ' ~ d_seq ~ ' end'] if reads_tombstones else [])
                              + (['case when ' ~ unknown_key ~ ' then h.newest end'] if unknown_key else []) %}
@@ -302,10 +303,9 @@
             {%- if run['carry'] %}
             {#- soft mode, a key's newest change a delete: it writes the values
                 of the key's newest insert or update if that is newer than
-                the stored row and the newest truncate and (Debezium) holds
-                every value (_cdc_soft_delete_values) -#}
+                the stored row and the newest truncate
+                (_cdc_soft_delete_values) -#}
             coalesce(s._cdc_rank = 1 and s._cdc_is_delete and s._cdc_carry is not null
-                     {%- if run['toast'] %} and s._cdc_carry._cdc_whole{% endif %}
                      and (t._cdc_present is null or s._cdc_carry._cdc_seq > {{ t_seq }})
                      {%- if truncated %} and not coalesce(s._cdc_carry._cdc_seq < {{ newest_truncate }}, false){% endif %},
                      false) as _cdc_carries,

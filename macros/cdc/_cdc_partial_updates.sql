@@ -29,7 +29,16 @@
         column; not a TOAST placeholder left unfilled or filled from before
         the boundary);
       - a column no change carries since the last insert keeps the stored
-        value (the MERGE keeps it: `_cdc_keep_stored`).
+        value (the MERGE keeps it: `_cdc_keep_stored`);
+      - the columns the files carry and the model does not declare
+        (`_cdc_extra`) are written whole by every change that gives values,
+        so a soft delete takes them as the newest such change before it
+        wrote them (none: kept as stored).
+
+    Soft-mode models without partial updates whose changes may leave
+    columns unsent (Debezium TOAST) resolve their deletes here too
+    (run['resolve'], _cdc_soft_delete_values): the partial columns are then
+    none, and only a delete's values are resolved.
 
     Only the MERGE reads these values, from scratch files written here (so
     the MERGE still reads a filter over a scan, which Spark's runtime bloom
@@ -97,7 +106,12 @@
         `{{ column.name }}`,
         {%- endif %}
         {%- endfor %}
-        {%- if '_cdc_extra' in run['names'] %}
+        {%- if run['soft'] and '_cdc_extra' in run['names'] %}
+        {#- the columns the model does not declare: written whole by each
+            change that gives values; a soft delete's, as the newest such
+            change before it wrote them -#}
+        case when _cdc_is_delete then _cdc_value_extra.v else _cdc_extra end as _cdc_extra,
+        {%- elif '_cdc_extra' in run['names'] %}
         _cdc_extra,
         {%- endif %}
         _cdc_is_delete,
@@ -113,14 +127,18 @@
             change left unsent (not a soft delete's, whose every value is
             given here) -#}
         {%- set unsent = 'filter(_cdc_keep_stored, c -> not _cdc_is_delete)' if run['soft'] else '_cdc_keep_stored' %}
-        {{ 'array_union(' ~ unsent ~ ', ' if run['toast'] }}filter(array(
+        {#- (`_cdc_extra`: a soft delete no change gave values to keeps the
+            stored values of the columns the model does not declare, or no
+            longer selects) -#}
+        {{ 'concat(' if run['soft'] }}{{ 'array_union(' ~ unsent ~ ', ' if run['toast'] }}filter(array(
             {%- for name in resolved %}{{ sql_string(name) }}{{ ', ' if not loop.last }}{% endfor -%}
         ), c -> case
             {%- for name in resolved %}
             when c = {{ sql_string(name) }} then {{ '' if name in partial else '_cdc_is_delete and ' -}}
                 _cdc_given_{{ loop.index }} is null
             {%- endfor %}
-        end){{ ')' if run['toast'] }} as _cdc_keep_stored
+        end){{ ')' if run['toast'] }}
+        {{- ", filter(array('_cdc_extra'), c -> _cdc_is_delete and _cdc_value_extra is null))" if run['soft'] }} as _cdc_keep_stored
     from (
         select
             *,
@@ -144,8 +162,13 @@
                                     and not ({{ gap[name] }})
                                 then named_struct('v', `{{ name }}`, 's', _cdc_stretch) end, true)
                     over ({{ in_order }} rows between unbounded preceding and current row) as _cdc_value_{{ loop.index }}
-                {{- ',' if not loop.last }}
+                {{- ',' if not loop.last or run['soft'] }}
                 {%- endfor %}
+                {%- if run['soft'] %}
+                last_value(case when _cdc_gives and (not _cdc_is_delete or _cdc_birth)
+                                then named_struct('v', {{ '_cdc_extra' if '_cdc_extra' in run['names'] else 'true' }}) end, true)
+                    over ({{ in_order }} rows between unbounded preceding and current row) as _cdc_value_extra
+                {%- endif %}
             from (
                 select
                     *,

@@ -6,37 +6,38 @@
     keeps the values of the key's last insert or update, since a delete's
     own values may be only its key (a Debezium `before` with the default
     replica identity, a DMS task logging the primary key alone). A batch
-    applies each key's newest change only, so where that is a delete and
-    the batch holds an insert or update of the key, the delete carries the
-    newest one (`_cdc_carry`: its sequence, its values, its columns the
-    model does not declare, and for Debezium whether it holds every
-    value), and writes its values (`_cdc_carries`, _cdc_order_batch) when
-    it is newer than the stored row and than the newest truncate and (for
-    Debezium) holds every value. The MERGE writes them with the delete,
-    the carried sequence checked again against the row it matches
-    (_cdc_merge_sql), and their undeclared columns are added to the table
-    (listed by _cdc_batch_counts, added by _cdc_apply_batch). Deletes
-    between them change no value, so the newest insert or update is the
-    one, whatever came between.
+    applies each key's newest change only, so where that is a delete, it
+    takes the values the key's changes before it in the batch leave, by one
+    of two paths (run['resolve'], _cdc_run):
 
-    Otherwise the delete writes what it did before: its bookkeeping alone
-    on a stored row, its own values on a key with no row. So where the
-    newest insert or update has a Debezium TOAST placeholder (filled or
-    not: what it leaves depends on the changes before it), or a truncate
-    came between it and the delete (a change older than the newest
-    truncate is gone with it, in soft mode too, where one change at a time
-    the truncate would have kept its values), the row differs from the one
-    the changes one at a time would leave. README, Known gaps.
+      - the carry, for whole rows: the delete carries the key's newest
+        insert or update (`_cdc_carry`: its sequence, its values, its
+        columns the model does not declare) and writes them
+        (`_cdc_carries`, _cdc_order_batch) when it is newer than the stored
+        row and than the newest truncate. The MERGE writes them with the
+        delete, the carried sequence checked again against the row it
+        matches (_cdc_merge_sql), and their undeclared columns are added to
+        the table (listed by _cdc_batch_counts, added by _cdc_apply_batch).
+        Deletes between them change no value, so the newest insert or
+        update is the one, whatever came between. Otherwise the delete
+        writes its bookkeeping alone on a stored row, its own values on a
+        key with no row.
+      - the resolution, where a change may not carry every column: a model
+        with partial updates (cdc_ignore_null_updates,
+        cdc_exclude_from_update) or Debezium TOAST placeholders. The delete
+        holds the values _cdc_partial_updates gives it, from the changes
+        before it one at a time, and the MERGE writes them, a column none
+        was given keeping its stored value; the columns the model does not
+        declare as the newest change that gave values wrote them whole
+        (none: as stored). Runs whose batch applies no delete skip it
+        unless the model has partial updates.
 
-    A model with partial updates (cdc_ignore_null_updates,
-    cdc_exclude_from_update) does not carry: its delete holds the values
-    _cdc_partial_updates gives it, from the changes before it one at a
-    time (TOAST placeholders too), and the MERGE writes them, a column
-    none was given keeping its stored value; but not the columns the
-    model does not declare: the delete keeps their stored values (its own
-    on a key with no row), and one only a superseded update holds is not
-    added. Nor does a change log (keyed by its sequence: one change per
-    row).
+    A change log (keyed by its sequence: one change per row) does neither.
+    Where a truncate came between the key's last insert or update and the
+    delete (a change older than the newest truncate is gone with it, in soft
+    mode too, where one change at a time the truncate would have kept its
+    values), the row differs from the one the changes one at a time would
+    leave. README, Known gaps.
 #}
 
 {#- The columns a change writes besides its key: what describes the change
@@ -64,9 +65,6 @@
     {%- set names = _cdc_carried_columns(run['cfg'], run['data_columns']) -%}
     case when _cdc_is_delete and row_number() over {{ by_key }} = 1 then first_value(case when not _cdc_is_delete then named_struct(
         '_cdc_seq', {{ _cdc_seq_struct(none, run['cfg']['sequence_by']) }}
-        {%- if run['toast'] %},
-        '_cdc_whole', size(_cdc_unavailable) = 0 and size(_cdc_filled_from) = 0
-        {%- endif %}
         {%- if '_cdc_extra' in run['names'] %},
         '_cdc_extra', _cdc_extra
         {%- endif %}

@@ -115,10 +115,15 @@
         'nothing_new': false,
         'adaptive': adaptive,
     } -%}
-    {#- soft mode: a delete writes the values of the key's newest insert or
-        update in the batch (_cdc_soft_delete_values) -#}
-    {%- do run.update({'carry': run['soft'] and not run['partial']
-                                and not (cfg['sequence_by'] | select('in', cfg['keys']) | list)}) -%}
+    {#- soft mode, a delete's values (_cdc_soft_delete_values): resolved
+        from the key's changes before it one at a time, as partial updates
+        are (_cdc_partial_updates), on a model with partial updates or
+        Debezium TOAST placeholders; else those of the key's newest insert
+        or update in the batch (the carry); a change log's are its own -#}
+    {%- set change_log = cfg['sequence_by'] | select('in', cfg['keys']) | list | length > 0 -%}
+    {%- do run.update({'resolve': run['partial'] | length > 0
+                                  or (run['soft'] and run['toast'] and not change_log)}) -%}
+    {%- do run.update({'carry': run['soft'] and not run['resolve'] and not change_log}) -%}
     {{ return(run) }}
 {% endmacro %}
 

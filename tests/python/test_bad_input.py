@@ -2928,7 +2928,8 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
 ):
     """Soft mode, whole rows (DMS CSV with a header and a column the YAML
     does not declare from the second file on, headerless CSV, typed
-    Parquet; Debezium JSON): a key's insert or
+    Parquet; Debezium JSON, with a field the YAML does not declare in the
+    second file): a key's insert or
     updates then its delete in one batch leave the row marked deleted with
     the values the changes one at a time would (the truth: a replay here):
     those of the newest insert or update newer than the stored row,
@@ -2940,11 +2941,14 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     and time stay on the row. In the first run (the table created empty:
     an insert) and an incremental one; the batch landed again changes
     nothing. DMS: a column dropped at the source between a key's update and
-    its delete in one run is added with the update's value. Debezium: an
-    update with a TOAST placeholder is not carried (the stored name stays,
-    as one at a time; its other values are a known gap). Before (2026-12-05) the row kept its values
-    from before the batch, or took the delete's NULLs where the key had no
-    stored row."""
+    its delete in one run is added with the update's value. Debezium: a
+    delete after an update with a TOAST placeholder takes the update's
+    values and, for the unsent column, the stored one or the one filled
+    from the batch, as one at a time; after one that has neither (no row)
+    it writes its own. Before (2026-12-05) the row kept its values from
+    before the batch, or took the delete's NULLs where the key had no
+    stored row; before 2026-12-06 a delete after an update with a TOAST
+    placeholder kept the values from before the batch."""
     table_name = {"dms": "items", "dms_headerless": "items_nh", "dms_parquet": "items_pq",
                   "debezium": "items_dbz"}[kind]
     model = MODEL_SQL.replace("unique_key='item_id'",
@@ -2952,7 +2956,7 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     project = _one_table_project(project_copy, model % table_name, table_name)
     folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
-    extra = kind == "dms"
+    extra = kind in ("dms", "debezium")
 
     def change(op: str, key: int, lsn: int, name=None, qty=None, born=None, colour=None) -> tuple:
         op, key, lsn, values = item_change(op, key, lsn, name, qty, born)
@@ -2978,15 +2982,23 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
              change("u", 7, 214, "g1", 71, 19814, "teal"), change("u", 7, 215, "g2", 72, 19815),
              change("c", 8, 216, "h2", 82, 19816, "gold"), gone(8, 217),
              change("u", 9, 218, "i", 9, 19818, "blue"), gone(9, 219)]
-    # (Debezium: an update with a TOAST placeholder then a delete: no value
-    # carried, the row keeps its stored name as one change at a time would)
-    toast = [item_change("c", 11, 111, "k", 11, 19711),
-             item_change("u", 11, 220, "__debezium_unavailable_value", 12, 19820),
-             item_change("d", 11, 221)] if kind == "debezium" else []
+    # (Debezium: an update with a TOAST placeholder for the name, then a
+    # delete: on a stored row (11), after an insert in the batch (12), on a
+    # key with no row (13); with a field no other change has (14))
+    unsent = "__debezium_unavailable_value"
+    toast = ([item_change("c", 11, 111, "k", 11, 19711)],
+             [item_change("u", 11, 220, unsent, 12, 19820), item_change("d", 11, 221),
+              item_change("c", 12, 222, "m", 12, 19822),
+              item_change("u", 12, 223, unsent, 13, 19823), item_change("d", 12, 224),
+              item_change("u", 13, 225, unsent, 14, 19825), item_change("d", 13, 226),
+              item_change("c", 14, 227, "q", 14, 19827),
+              ("u", 14, 228, {**item_change("u", 14, 228, unsent, 15, 19828)[3], "shade": "dark"}),
+              item_change("d", 14, 229)]
+             ) if kind == "debezium" else ([], [])
 
     def put(stem: str, index: int) -> None:
         # the setup (index 0) or the batch (1) as a file of the kind
-        changes = (setup, batch)[index] + (toast[1:] if index else toast[:1])
+        changes = (setup, batch)[index] + toast[index]
         if kind == "dms_parquet":
             _parquet(folder / f"{stem}.parquet",
                      [Row(item_fields(*c), "applied") for c in changes], ITEM_PARQUET)
@@ -2999,7 +3011,7 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     table = f"{schema}_silver.slv_hostile__{table_name}"
 
     def state() -> dict:
-        rows = spark.sql(f"select * from {table} where item_id <> 11").collect()
+        rows = spark.sql(f"select * from {table} where item_id < 11").collect()
         return {r.item_id: ({"name": r.name, "qty": r.qty,
                              "born": None if r.born is None else (r.born - EPOCH).days,
                              **({"colour": r.asDict().get("colour")} if extra else {})},
@@ -3025,9 +3037,17 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     assert truth[5][0]["name"] == "lone" and truth[5][1]
     if extra:
         assert (truth[1][0]["colour"], truth[7][0]["colour"]) == ("red", None)
-    if toast:
-        toasted = spark.sql(f"select name, is_deleted from {table} where item_id = 11").first()
-        assert tuple(toasted) == ("k", True), toasted
+    if kind == "debezium":
+        # one at a time: the placeholder keeps the stored name (11) or the
+        # insert's (12); with no row (13) the update is quarantined and the
+        # delete writes its own values
+        toasted = {r.item_id: (r.name, r.qty, None if r.born is None else (r.born - EPOCH).days,
+                               r.colour, r.asDict().get("shade"), r.is_deleted)
+                   for r in spark.sql(f"select * from {table} where item_id >= 11").collect()}
+        assert toasted == {11: ("k", 12, 19820, None, None, True),
+                           12: ("m", 13, 19823, None, None, True),
+                           13: (None, None, None, None, None, True),
+                           14: ("q", 15, 19828, None, "dark", True)}, toasted
     # the delete's own bookkeeping: operation, sequence, time (its commit)
     at = ((lambda lsn: (1735689600000 + lsn) * 1000) if kind == "debezium"
           else (lambda lsn: (1735689600 + lsn) * 10**6))
@@ -3038,9 +3058,9 @@ def test_a_soft_delete_keeps_the_values_of_the_changes_before_it_in_its_batch(
     put("20250101-000002000", 1)
     build(project, tmp_path, schema)
     assert state() == truth, state()
-    landed = ([(12, 8, 4, 0), (23, 10, 13, 0), (23, 0, 23, 0)] if toast
+    landed = ([(12, 8, 4, 0), (31, 13, 18, 0), (31, 0, 31, 0)] if kind == "debezium"
               else [(11, 7, 4, 0), (21, 9, 12, 0), (21, 0, 21, 0)])
-    if extra:
+    if kind == "dms":
         # a column dropped at the source between a key's update and its
         # delete, both in one run: the column is added, with the value
         # the delete carries
