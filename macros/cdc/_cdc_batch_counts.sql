@@ -82,11 +82,13 @@
                                         if run['carry'] else 'map_keys(_cdc_extra)' %}
                 {#- (a soft delete resolved from the changes before it,
                     run['resolve'], takes those of the newest one that gave
-                    values: here those of every change superseded in the
-                    batch, not a delete, which one at a time would have
-                    added them too) -#}
+                    values, a delete too on a key with no row: here those
+                    of every change superseded in the batch by a newer one
+                    of its key, as one at a time would add them; also one
+                    older than the stored row, which one at a time would
+                    not) -#}
                 {%- set applied = "_cdc_outcome = 'applied'"
-                                  ~ (" or (_cdc_outcome = 'superseded' and _cdc_rank > 1 and not _cdc_is_delete)"
+                                  ~ (" or (_cdc_outcome = 'superseded' and _cdc_rank > 1)"
                                      if run['resolve'] and run['soft'] else '') %}
                 {%- for name, rows, extra in [('undeclared', '(' ~ applied ~ ')', applied_extra),
                                               ('kept_undeclared', _cdc_kept(), 'map_keys(_cdc_extra)')] %}

@@ -64,11 +64,12 @@
     {{ return(partial) }}
 {% endmacro %}
 
-{#- The MERGE's source for a model with partial updates (`rows`: the
-    batch): the applied changes, each partial column with the key's value
-    after its changes, and the columns to keep as stored, with every
-    change's outcome and rank. Written to scratch files; returns the view
-    that reads them. -#}
+{#- The MERGE's source for a model with partial updates, or whose soft
+    deletes are resolved here (run['resolve']; `rows`: the batch): the
+    applied changes, each partial column with the key's value after its
+    changes (and a soft delete's every column), and the columns to keep as
+    stored, with every change's outcome and rank. Written to scratch
+    files; returns the view that reads them. -#}
 {% macro _cdc_partial_updates(run, rows) %}
     {%- set cfg = run['cfg'] -%}
     {%- set partial = run['partial'] -%}
