@@ -2799,12 +2799,13 @@ ITEM_PARQUET = {"item_id": "int64", "price": "decimal", "qty": "int32", "born": 
                 "seen_at": "us", "active": "bool"}
 
 
-@pytest.mark.parametrize(("mode", "runs", "kind", "ignore_nulls"),
-                         [("hard", 1, "debezium", True), ("soft", 2, "debezium", True),
-                          ("soft", 1, "dms", True), ("soft", 2, "dms", False),
-                          ("soft", 2, "debezium", False)])
+@pytest.mark.parametrize(("mode", "runs", "kind", "ignore_nulls", "tables"),
+                         [("hard", 1, "debezium", True, "small"),
+                          ("soft", 2, "debezium", True, "listed"),
+                          ("soft", 1, "dms", True, "small"), ("soft", 2, "dms", False, "whole"),
+                          ("soft", 2, "debezium", False, "small")])
 def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
-    spark, project_copy, tmp_path, mode, runs, kind, ignore_nulls
+    spark, project_copy, tmp_path, mode, runs, kind, ignore_nulls, tables
 ):
     """cdc_ignore_null_updates and cdc_exclude_from_update, on Debezium
     JSON and DMS CSV: a batch leaves each key as its changes applied one at
@@ -2825,7 +2826,10 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     placeholder, and a second delete with one); before (2026-12-06) the
     stored row kept its values from before the batch, and a second delete
     wrote its own. The settings may name the columns in another letter
-    case (before, an excluded column so named was written by updates)."""
+    case (before, an excluded column so named was written by updates).
+    The MERGE joins the table whole where it is small (`tables`: small),
+    filtered by the batch's key list (listed), or by a bloom filter of the
+    keys (whole)."""
     table_name = "items_dbz" if kind == "debezium" else "items"
     # (the settings name columns in any letter case: here in hard mode and
     # without cdc_ignore_null_updates)
@@ -2835,7 +2839,9 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
         "unique_key='item_id'",
         f"unique_key='{key}', meta={{'cdc_delete_mode': '{mode}', "
         f"'cdc_ignore_null_updates': {str(ignore_nulls).lower()}, "
-        f"'cdc_exclude_from_update': ['{excluded}']}}")
+        f"'cdc_exclude_from_update': ['{excluded}']"
+        + {"small": "", "listed": ", 'cdc_key_filter_min_bytes': 0",
+           "whole": ", 'cdc_key_filter_min_bytes': 0, 'cdc_key_list_max': 0"}[tables] + "}")
     project = _one_table_project(project_copy, model % table_name, table_name)
     folder = tmp_path / "landing" / "hostile" / table_name
     folder.mkdir(parents=True)
@@ -2920,6 +2926,10 @@ def test_partial_updates_in_one_batch_equal_the_changes_one_at_a_time(
     counts = spark.sql(f"select sum(rows_in_file), sum(rows_applied), sum(rows_superseded), "
                        f"sum(rows_quarantined) from {schema}_silver.cdc_file_log").first()
     assert counts[0] == counts[1] + counts[2] and counts[3] == 0, counts
+    # the way the MERGE joined the table
+    log = (project / "logs" / "dbt.log").read_text()
+    assert ("t.`item_id` in (" in log) == (tables == "listed"), tables
+    assert ("runtime.bloomFilter.applicationSideScanSizeThreshold=0" in log) == (tables == "whole")
 
 
 @pytest.mark.parametrize("kind", ["dms", "dms_headerless", "dms_parquet", "debezium"])
