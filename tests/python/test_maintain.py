@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -72,18 +73,27 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
     assert _stats(spark, table) == before and old_orphan.exists(), "a dry run changed the table"
     assert dry[0]["is_dry_run"] and "rewrite_data_files" in dry[0]["actions"]
 
-    # the window starts just after the snapshot before WINDOW_FROM's: the delay until
-    # maintenance reads the clock is far shorter than one dbt run between them
+    # the window is asked to start just after the snapshot before WINDOW_FROM's,
+    # counted from the clock here; maintenance counts it from its own clock, read
+    # a little later (`started_at`), so a slow start moves the window later: the
+    # truth below is the window from that clock, and it must still hold batches
     commits = {r.snapshot_id: r.committed_at
                for r in spark.sql(f"select snapshot_id, committed_at from {table}.snapshots")
                .collect()}
     newest_outside = max(c for c in commits.values()
                          if c < snapshot_of_batch[WINDOW_FROM].committed_at)
-    hours = (time.time() - newest_outside.timestamp() - 0.001) / 3600
+    asked_at = time.time()
+    hours = (asked_at - newest_outside.timestamp() - 0.001) / 3600
     rows = maintain(schema, [MODEL], vars={
         "maintenance": {"default": {**POLICY, "time_travel_hours": hours}}})
     after = _stats(spark, table)
     print(format_report(rows))
+    [audit] = [r for r in rows if r["table_name"] == table]
+    started = audit["started_at"]
+    assert asked_at - 0.001 <= started.timestamp() <= time.time(), (asked_at, started)
+    window_from = started - timedelta(seconds=hours * 3600)  # expire_snapshots' older_than
+    in_window = [b for b in range(BATCHES + 1) if snapshot_of_batch[b].committed_at >= window_from]
+    assert len(in_window) >= 2 and in_window[0] > 1, (started, window_from, in_window)
 
     expected = truth_state(sim, "orders", BATCHES)
     actual = _state(spark, table)
@@ -93,21 +103,20 @@ def test_maintenance_after_30_batches_keeps_truth_and_window(spark, simulated, s
             for r in spark.sql(f"select snapshot_id from {table}.snapshots").collect()}
     # of the snapshots before, exactly those inside the window are kept (the
     # rest are maintenance's own); at any number of batches some expire
-    inside = {snapshot for snapshot, at in commits.items() if at > newest_outside}
+    inside = {snapshot for snapshot, at in commits.items() if at >= window_from}
     assert kept & commits.keys() == inside and len(inside) < len(commits), (before, after)
-    for batch in range(WINDOW_FROM, BATCHES + 1):  # inside the window: still there, and as it was
+    for batch in in_window:  # inside the window: still there, and as it was
         snapshot = snapshot_of_batch[batch].snapshot_id
         assert snapshot in kept, f"snapshot of batch {batch} expired inside the window"
         then = _state(spark, table, snapshot)
         assert then == truth_state(sim, "orders", batch), f"time travel to batch {batch}"
-    for batch in range(0, WINDOW_FROM):
-        if snapshot_of_batch[batch].committed_at <= newest_outside:
+    for batch in range(0, in_window[0]):
+        if snapshot_of_batch[batch].committed_at < window_from:
             assert snapshot_of_batch[batch].snapshot_id not in kept, f"batch {batch} kept"
     with pytest.raises(Exception, match="(?i)snapshot"):
         _state(spark, table, snapshot_of_batch[1].snapshot_id)
     assert not old_orphan.exists() and young_orphan.exists()
 
-    [audit] = [r for r in rows if r["table_name"] == table]
     assert {"rewrite_data_files", "rewrite_position_delete_files", "expire_snapshots",
             "remove_orphan_files"} <= set(audit["actions"].split(", ")), audit["actions"]
     assert (audit["data_files_before"], audit["snapshots_before"]) == (before["data"],
