@@ -71,7 +71,7 @@
         {#- a model keyed by the sequence is a change log: a TOAST column
             left unchanged takes the entity's value before the change -#}
         {%- set rows = run['batch'] -%}
-        {%- if run['toast'] and counts['placeholders'] > 0 and cfg['sequence_by'] | select('in', keys) | list -%}
+        {%- if run['toast'] and counts['placeholders'] > 0 and cfg['change_log'] -%}
             {%- set rows = '(' ~ _cdc_fill_from_log(run, run['target'], run['target_columns']) ~ ') as filled' -%}
         {%- endif -%}
         {#- partial updates: each partial column with the key's value after

@@ -214,7 +214,7 @@
         keeps the change as sent, the column NULL. -#}
     {%- set unsent = 's._cdc_rank = 1 and ' ~ stored_gone ~ ' and not s._cdc_is_delete and size(' ~ unsent_columns ~ ') > 0'
                      ~ (' and (d.`' ~ keys[0] ~ '` is null or ' ~ s_seq ~ ' >= ' ~ d_seq ~ ')' if reads_tombstones else '')
-                     if run['toast'] and not (seq | select('in', keys) | list) else none -%}
+                     if run['toast'] and not cfg['change_log'] else none -%}
     {#- (a change older than a truncate is superseded, not quarantined: its
         reason would keep it out of the change log too) -#}
     {%- if before_truncate -%}

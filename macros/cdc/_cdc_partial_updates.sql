@@ -54,7 +54,7 @@
 {% macro _cdc_partial_columns(cfg, data_columns) %}
     {%- set partial = [] -%}
     {%- set bookkeeping = cfg['keys'] + cfg['sequence_by'] + [cfg['operation_column']] -%}
-    {%- if not (cfg['sequence_by'] | select('in', cfg['keys']) | list) -%}
+    {%- if not cfg['change_log'] -%}
         {%- for column in data_columns if column.name not in bookkeeping
                 and (column.name in cfg['exclude_from_update']
                      or (cfg['ignore_null_updates'] and not column.name.startswith('_cdc_'))) -%}

@@ -120,11 +120,10 @@
         are (_cdc_partial_updates), on a model with partial updates or
         Debezium TOAST placeholders; else those of the key's newest insert
         or update in the batch (the carry); a change log's are its own -#}
-    {%- set change_log = cfg['sequence_by'] | select('in', cfg['keys']) | list | length > 0 -%}
     {%- do run.update({'resolve': run['partial'] | length > 0
-                                  or (run['soft'] and run['toast'] and not change_log
+                                  or (run['soft'] and run['toast'] and not cfg['change_log']
                                       and _cdc_carried_columns(cfg, data_columns) | length > 0)}) -%}
-    {%- do run.update({'carry': run['soft'] and not run['resolve'] and not change_log}) -%}
+    {%- do run.update({'carry': run['soft'] and not run['resolve'] and not cfg['change_log']}) -%}
     {{ return(run) }}
 {% endmacro %}
 

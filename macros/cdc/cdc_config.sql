@@ -70,6 +70,10 @@
                                   change log), nor when the default predicate
                                   meets an operation list without T (such a
                                   row is quarantined as unknown_op)
+      change_log                  whether the model is a change log: keyed by
+                                  a column of its sequence, so each change is
+                                  a row of its own (no partial updates, no
+                                  soft-delete values from earlier changes)
 #}
 {% macro cdc_config(check_columns=none) %}
     {%- set where = "model '" ~ model.name ~ "'" -%}
@@ -138,6 +142,7 @@
             {%- do cfg.update({entry: named[0] if entry == 'operation_column' else named}) -%}
         {%- endfor -%}
     {%- endif -%}
+    {%- do cfg.update({'change_log': cfg['sequence_by'] | select('in', cfg['keys']) | list | length > 0}) -%}
     {{ return(cfg) }}
 {% endmacro %}
 
