@@ -30,7 +30,12 @@ Per table size (rows of the silver `orders` table, `--sizes`):
 4. the project's and the hand-written job's tables are compared (same rows:
    both apply the same changes), and `--freshness` small files are landed
    one at a time, each applied by a warm `lakehouse follow` (its Follower, in
-   this process): the time from landing to the change visible in silver.
+   this process): the time from landing to the change visible in silver;
+5. a `product` table of the same size and its SCD2 history (`dim_product`)
+   are built (untimed), and as many small files of updates are landed in
+   it, each applied by a warm follower of the product's model, whose turn
+   also brings the history up to date: landing to visible in silver and the
+   SCD2 history, issue #13's `follow` target.
 
 Before the first size (unless `--cold`), an untimed warm-up applies a full
 load and a batch of 20,000 rows with the project and makes a typed insert:
@@ -76,6 +81,11 @@ STATUSES = ["PLACED", "SHIPPED", "DELIVERED", "CANCELLED"]
 HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "order_id", "customer_id", "order_ts",
           "status", "row_audit_ts"]
 TS = "%Y-%m-%d %H:%M:%S.%f"
+#: the model whose `follow` turns also bring an SCD2 history up to date, and that history
+HISTORY_MODEL, HISTORY = "slv_retail__product", "dim_product"
+PRODUCT_HEADER = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "product_id", "product_name",
+                  "category", "unit_price", "row_audit_ts"]
+CATEGORIES = ["tools", "garden", "kitchen", "toys", "books"]
 #: the stride between the new order ids of successive change files
 NEW_KEYS_PER_BATCH = 10_000_000
 #: the contenders, in the order of the first round
@@ -114,6 +124,8 @@ class SizeResult:
     same_as_glue: bool = False
     builtin_merged: bool = False
     freshness: list[float] = field(default_factory=list)
+    #: landing to visible in silver and its SCD2 history (`product`, dim_product)
+    freshness_history: list[float] = field(default_factory=list)
     #: every round's seconds, by contender (project, project_wall, builtin,
     #: glue, floor); the fields of the same names hold their medians
     rounds: dict[str, list[float]] = field(default_factory=dict)
@@ -142,15 +154,30 @@ def _seq(n: int) -> str:
 
 def write_load_file(spark: Any, rows: int, folder: Path) -> Path:
     """A DMS full-load CSV (header, Op included) of `rows` orders, written by Spark."""
-    tmp = folder.parent / f".{folder.name}.load"
-    (spark.range(1, rows + 1).selectExpr(
-        "'I' as Op", "'2025-01-01 00:00:00.000000' as dms_commit_ts",
-        "cast(null as string) as AR_H_CHANGE_SEQ", "id as order_id",
-        "id % 100000 + 1 as customer_id",
+    return _write_load(spark, rows, folder, [
+        "id as order_id", "id % 100000 + 1 as customer_id",
         "date_format(timestamp'2024-06-01 00:00:00' + make_dt_interval(0, 0, 0, id % 9000000), "
         "'yyyy-MM-dd HH:mm:ss.SSSSSS') as order_ts",
         f"element_at(array({', '.join(repr(s) for s in STATUSES)}), cast(id % 4 + 1 as int)) "
-        "as status",
+        "as status"])
+
+
+def write_product_load_file(spark: Any, rows: int, folder: Path) -> Path:
+    """A DMS full-load CSV of `rows` products (the sample's `product` table)."""
+    return _write_load(spark, rows, folder, [
+        "id as product_id", "concat('product ', id) as product_name",
+        f"element_at(array({', '.join(repr(s) for s in CATEGORIES)}), "
+        f"cast(id % {len(CATEGORIES)} + 1 as int)) as category",
+        "cast(cast(id % 10000 / 100 + 1 as decimal(10, 2)) as string) as unit_price"])
+
+
+def _write_load(spark: Any, rows: int, folder: Path, columns: list[str]) -> Path:
+    """A DMS full-load CSV of ids 1..rows: Op, the commit time and sequence,
+    `columns` (SQL over `id`), then row_audit_ts."""
+    tmp = folder.parent / f".{folder.name}.load"
+    (spark.range(1, rows + 1).selectExpr(
+        "'I' as Op", "'2025-01-01 00:00:00.000000' as dms_commit_ts",
+        "cast(null as string) as AR_H_CHANGE_SEQ", *columns,
         "'2024-12-31 00:00:00.000000' as row_audit_ts")
      .coalesce(1).write.mode("overwrite").option("header", True).option("lineSep", "\n")
      .csv(str(tmp)))
@@ -500,9 +527,64 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
                                0]
         out.follow_steps.append(steps)
         assert seen is None or seen >= int(_seq(start * 10_000_000)), "change not visible"
+    out.freshness_history = follow_history(spark, rows, args, landing, dbt_args, say)
     say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
         f"floor {out.floor:.1f}s; same rows as the Glue-style job: {out.same_as_glue}")
     return out
+
+
+def write_product_change_file(path: Path, rows: int, changes: int, start: int, seed: int
+                              ) -> dict[int, str]:
+    """A DMS CDC CSV of `changes` price updates of distinct products of the
+    full load (each price new: the history gets a version). Returns the new
+    price of each product."""
+    rng = random.Random(seed)
+    prices = {}
+    lines = [",".join(PRODUCT_HEADER)]
+    for n, key in enumerate(rng.sample(range(1, rows + 1), min(rows, changes))):
+        at = _ts(86400 + start * 3600 + n * 0.001)
+        prices[key] = f"{1000 + start + n / 100:.2f}"  # above every load price (1-101)
+        lines.append(",".join(["U", at, _seq(start * 10_000_000 + n), str(key), f"product {key}",
+                               CATEGORIES[key % len(CATEGORIES)], prices[key], at]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return prices
+
+
+def follow_history(spark: Any, rows: int, args: argparse.Namespace, landing: Path,
+                   dbt_args: dict[str, Any], say: Any) -> list[float]:
+    """Landing to visible in silver and its SCD2 history, as `lakehouse
+    follow` applies files: a `product` table of `rows` rows and its history
+    `dim_product` built first (untimed), then `--freshness` small files of
+    updates landed one at a time, each applied by a warm follower of the
+    product's model, whose turn also runs the history (its default
+    downstream). Returns each file's seconds, landing to both committed."""
+    from lakehouse_cdc.dbt_runner import run_dbt
+    from lakehouse_cdc.follow import Follower, FollowOptions
+
+    folder = landing / "retail" / "product"
+    say(f"the product table and its SCD2 history ({HISTORY}): full load, untimed")
+    write_product_load_file(spark, rows, folder)
+    run_dbt(["run", "--select", HISTORY_MODEL, f"{HISTORY_MODEL}_log", HISTORY], **dbt_args)
+    follower = Follower(spark, FollowOptions(
+        schema=dbt_args["schema"], select=HISTORY_MODEL, settle=0.0, interval=0.2,
+        vars=dbt_args["vars"], target_path=dbt_args["target_path"]))
+    follower.cycle(first=True)
+    latencies = []
+    for k in range(args.freshness):
+        small, start = folder / f"20250104-{k:09d}.csv", args.rounds + 1 + k
+        hidden = folder / f".{small.name}.tmp"  # names starting with "." are never listed
+        prices = write_product_change_file(hidden, rows, 10, start, args.seed + k)
+        hidden.rename(small)
+        while not (done := follower.cycle()):
+            time.sleep(follower.options.interval)
+        latencies.append(max(item.latency for item in done))
+        key, price = next(iter(prices.items()))
+        current = spark.sql(f"select cast(unit_price as string) from "
+                            f"{dbt_args['schema']}_dimensions.{HISTORY} "
+                            f"where product_id = {key} and is_current").collect()
+        assert [r[0] for r in current] == [price], (key, price, current)
+    return latencies
 
 
 def _builtin_project(root: Path) -> Path:
@@ -692,13 +774,16 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
             lines.append(f"| (the built-in merge at {r.rows:,} rows did not MERGE into the "
                          "existing table: its figure is not comparable) |")
     lines += ["", "| table rows | project full load | typed insert of the file | ratio "
-              "| dbt run wall (project) | landing to silver p50 (`follow`) | p95 (files) |",
-              "|---:|---:|---:|---:|---:|---:|---:|"]
+              "| dbt run wall (project) | landing to silver p50 (`follow`) | p95 (files) "
+              f"| landing to silver and SCD2 p50 (`follow`, product and {HISTORY}) | p95 (files) |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         lines.append(f"| {r.rows:,} | {r.full_load:.1f} | {r.typed_insert:.1f} | "
                      f"{r.full_load / r.typed_insert:.1f} | {r.project_wall:.1f} | "
                      f"{statistics.median(r.freshness) if r.freshness else 0:.1f} | "
-                     f"{_p(r.freshness, 0.95):.1f} ({len(r.freshness)}) |")
+                     f"{_p(r.freshness, 0.95):.1f} ({len(r.freshness)}) | "
+                     f"{statistics.median(r.freshness_history or [0]):.1f} | "
+                     f"{_p(r.freshness_history, 0.95):.1f} ({len(r.freshness_history)}) |")
     if len(results) > 1:
         first, last = results[0], results[-1]
         lines += ["", f"Project t({last.rows:,}) / t({first.rows:,}): "
@@ -816,7 +901,8 @@ def main(argv: list[str] | None = None) -> int:
                         "figure is their median, with their range (3)")
     parser.add_argument("--freshness", type=int, default=5,
                         help="small files landed one by one, applied by `lakehouse follow`, "
-                        "to time landing to silver (5)")
+                        "to time landing to silver (orders), and as many to time landing to "
+                        "silver and its SCD2 history (product, dim_product) (5)")
     parser.add_argument("--no-sample", action="store_true",
                         help="skip the sample project's build with nothing landed")
     parser.add_argument("--sources", default="",

@@ -48,6 +48,26 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
         "select order_id from peers_1500_silver.slv_retail__orders").collect()}
     assert stored == live, (sorted(stored - live)[:5], sorted(live - stored)[:5])
 
+    # landing to silver and SCD2: the product table's one small file applied by
+    # the follower, its history up to date with it: per product, versions in
+    # the order of the files (the load, then each update), the last current
+    assert len(result.freshness_history) == 1 and result.freshness_history[0] > 0
+    prices: dict[int, list[str]] = {}
+    folder = tmp_path / "landing_1500" / "retail" / "product"
+    for path in sorted(folder.glob("*.csv"), key=lambda p: (p.name[:4] != "LOAD", p.name)):
+        with path.open() as handle:
+            for row in csv.DictReader(handle):
+                prices.setdefault(int(row["product_id"]), []).append(row["unit_price"])
+    assert len(prices) == 1_500 and sum(len(v) for v in prices.values()) == 1_510
+    versions: dict[int, list[str]] = {}
+    for row in spark.sql("select product_id, cast(unit_price as string) as price, is_current "
+                         "from peers_1500_dimensions.dim_product where product_id is not null "
+                         "order by product_id, rec_eff_dt").collect():
+        versions.setdefault(row.product_id, []).append(row.price)
+        assert row.is_current == (len(versions[row.product_id])
+                                  == len(prices[row.product_id])), row
+    assert versions == {key: [f"{float(p):.2f}" for p in v] for key, v in prices.items()}
+
     # every round of the project timed by step: its statements all named and
     # counted, the batch written, merged and recorded once each, and within
     # the model's own time
@@ -107,6 +127,8 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     follow_merge = turn["MERGE (or insert) into the table"][1]
     assert f"| MERGE (or insert) into the table | {follow_merge:.2f} (1 / 1) |" in text, text
     assert f"| landing to silver (`follow`, median) | {result.freshness[0]:.2f} |" in text, text
+    history = result.freshness_history[0]
+    assert f"| {history:.1f} | {history:.1f} (1) |" in text, text
     low, high = min(result.rounds["project"]), max(result.rounds["project"])
     assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
     assert "--rounds 2" in text and "the median of 2 rounds" in text
