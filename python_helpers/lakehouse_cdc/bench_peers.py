@@ -126,6 +126,9 @@ class SizeResult:
     freshness: list[float] = field(default_factory=list)
     #: landing to visible in silver and its SCD2 history (`product`, dim_product)
     freshness_history: list[float] = field(default_factory=list)
+    #: each of those turns: the seconds of the silver model's statements and
+    #: of the history's (the rest: the hook, dbt, the wait to see the file)
+    history_split: list[tuple[float, float]] = field(default_factory=list)
     #: every round's seconds, by contender (project, project_wall, builtin,
     #: glue, floor); the fields of the same names hold their medians
     rounds: dict[str, list[float]] = field(default_factory=dict)
@@ -527,7 +530,8 @@ def bench_size(spark: Any, rows: int, args: argparse.Namespace, root: Path) -> S
                                0]
         out.follow_steps.append(steps)
         assert seen is None or seen >= int(_seq(start * 10_000_000)), "change not visible"
-    out.freshness_history = follow_history(spark, rows, args, landing, dbt_args, say)
+    out.freshness_history, out.history_split = follow_history(spark, rows, args, landing,
+                                                              dbt_args, say)
     say(f"project {out.project:.1f}s, built-in {out.builtin:.1f}s, Glue-style {out.glue:.1f}s, "
         f"floor {out.floor:.1f}s; same rows as the Glue-style job: {out.same_as_glue}")
     return out
@@ -552,13 +556,15 @@ def write_product_change_file(path: Path, rows: int, changes: int, start: int, s
 
 
 def follow_history(spark: Any, rows: int, args: argparse.Namespace, landing: Path,
-                   dbt_args: dict[str, Any], say: Any) -> list[float]:
+                   dbt_args: dict[str, Any], say: Any
+                   ) -> tuple[list[float], list[tuple[float, float]]]:
     """Landing to visible in silver and its SCD2 history, as `lakehouse
     follow` applies files: a `product` table of `rows` rows and its history
     `dim_product` built first (untimed), then `--freshness` small files of
     updates landed one at a time, each applied by a warm follower of the
     product's model, whose turn also runs the history (its default
-    downstream). Returns each file's seconds, landing to both committed."""
+    downstream). Returns each file's seconds, landing to both committed, and
+    the seconds of its turn's statements of each model."""
     from lakehouse_cdc.dbt_runner import run_dbt
     from lakehouse_cdc.follow import Follower, FollowOptions
 
@@ -570,21 +576,24 @@ def follow_history(spark: Any, rows: int, args: argparse.Namespace, landing: Pat
         schema=dbt_args["schema"], select=HISTORY_MODEL, settle=0.0, interval=0.2,
         vars=dbt_args["vars"], target_path=dbt_args["target_path"]))
     follower.cycle(first=True)
-    latencies = []
+    latencies, split = [], []
     for k in range(args.freshness):
         small, start = folder / f"20250104-{k:09d}.csv", args.rounds + 1 + k
         hidden = folder / f".{small.name}.tmp"  # names starting with "." are never listed
         prices = write_product_change_file(hidden, rows, 10, start, args.seed + k)
         hidden.rename(small)
-        while not (done := follower.cycle()):
-            time.sleep(follower.options.interval)
+        with (_statement_timer(f"model.lakehouse_cdc.{HISTORY_MODEL}") as silver,
+              _statement_timer(f"model.lakehouse_cdc.{HISTORY}") as history):
+            while not (done := follower.cycle()):
+                time.sleep(follower.options.interval)
         latencies.append(max(item.latency for item in done))
+        split.append((sum(s[1] for s in silver.values()), sum(s[1] for s in history.values())))
         key, price = next(iter(prices.items()))
         current = spark.sql(f"select cast(unit_price as string) from "
                             f"{dbt_args['schema']}_dimensions.{HISTORY} "
                             f"where product_id = {key} and is_current").collect()
         assert [r[0] for r in current] == [price], (key, price, current)
-    return latencies
+    return latencies, split
 
 
 def _builtin_project(root: Path) -> Path:
@@ -784,6 +793,16 @@ def report(results: list[SizeResult], noop: tuple[float, float, float] | None,
                      f"{_p(r.freshness, 0.95):.1f} ({len(r.freshness)}) | "
                      f"{statistics.median(r.freshness_history or [0]):.1f} | "
                      f"{_p(r.freshness_history, 0.95):.1f} ({len(r.freshness_history)}) |")
+    for r in results:
+        if r.history_split:
+            silver = statistics.median(s for s, _ in r.history_split)
+            history = statistics.median(h for _, h in r.history_split)
+            lines += ["", f"A `follow` turn of the product at {r.rows:,} rows (medians of "
+                      f"{len(r.history_split)}): landing to both visible "
+                      f"{statistics.median(r.freshness_history):.2f} s, of which the "
+                      f"statements of {HISTORY_MODEL} {silver:.2f} s and of {HISTORY} "
+                      f"{history:.2f} s (the rest: the hook's listing, dbt, the wait to see "
+                      "the file)."]
     if len(results) > 1:
         first, last = results[0], results[-1]
         lines += ["", f"Project t({last.rows:,}) / t({first.rows:,}): "

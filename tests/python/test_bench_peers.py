@@ -52,6 +52,10 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     # the follower, its history up to date with it: per product, versions in
     # the order of the files (the load, then each update), the last current
     assert len(result.freshness_history) == 1 and result.freshness_history[0] > 0
+    # its time split by model: both ran statements, within the file's time
+    [(silver_s, history_s)] = result.history_split
+    assert silver_s > 0 and history_s > 0, result.history_split
+    assert silver_s + history_s < result.freshness_history[0], result
     prices: dict[int, list[str]] = {}
     folder = tmp_path / "landing_1500" / "retail" / "product"
     for path in sorted(folder.glob("*.csv"), key=lambda p: (p.name[:4] != "LOAD", p.name)):
@@ -129,6 +133,8 @@ def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):
     assert f"| landing to silver (`follow`, median) | {result.freshness[0]:.2f} |" in text, text
     history = result.freshness_history[0]
     assert f"| {history:.1f} | {history:.1f} (1) |" in text, text
+    assert (f"landing to both visible {history:.2f} s, of which the statements of "
+            f"slv_retail__product {silver_s:.2f} s and of dim_product {history_s:.2f} s") in text
     low, high = min(result.rounds["project"]), max(result.rounds["project"])
     assert f"| 1,500 | 88 | {result.project:.1f} ({low:.1f}-{high:.1f}) |" in text, text
     assert "--rounds 2" in text and "the median of 2 rounds" in text
