@@ -15,6 +15,16 @@
                meta={'replace_key': 'customer_id'})
 
     unique_key: one column or a list.
+
+    meta replace_write_mode: the table's Iceberg write.merge/update/delete
+    mode, set on its first replace when it differs (default: none, the table
+    as made: copy-on-write). merge-on-read writes delete files for the rows
+    a MERGE replaces, not again every data file holding one (measured
+    2026-12-06, a 1M-row dimension, 10 entities: its MERGE 4.3-7.1 s
+    copy-on-write, 1.8-3.2 s merge-on-read; table maintenance compacts the
+    delete files). A table whose changes a mart reads (gold_changed_rows:
+    Iceberg's changelog, a fact) must stay copy-on-write: a changelog cannot
+    read delete files. The dimensions are merge-on-read (dbt_project.yml).
 #}
 {% macro replace_by_key_sql(source, target) %}
     {%- set unique_key = config.get('unique_key') -%}
@@ -31,6 +41,7 @@
     {%- set listed = target.identifier ~ '__changed' -%}
     {%- set has_listed = run_query("show views like '" ~ listed ~ "'").rows | length > 0 -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
+    {%- do _replace_by_key_write_mode(target, _cdc_setting('replace_write_mode')) -%}
     {#- the recomputed rows, computed once and written to scratch files
         (the merge reads them three times; with `cache table` on the model's
         view Spark still recomputed it, measured); none: no entity changed,
@@ -84,4 +95,25 @@
         {%- endfor %}
     when not matched and not s._replace_delete then insert ({{ columns | join(', ') }})
         values ({% for column in columns %}s.{{ column }}{{ ', ' if not loop.last }}{% endfor %})
+{% endmacro %}
+
+{#- Set `target`'s write mode to `mode` (none: leave it), with format
+    version 2, unless it is already (one `show tblproperties`, no Spark
+    job). -#}
+{% macro _replace_by_key_write_mode(target, mode) %}
+    {%- if mode is none -%}{{ return(none) }}{%- endif -%}
+    {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': replace_write_mode is '" ~ mode
+            ~ "'; set it to 'copy-on-write' or 'merge-on-read'.") -%}
+    {%- endif -%}
+    {%- set properties = table_properties(target) -%}
+    {%- set wanted = {'format-version': '2', 'write.merge.mode': mode, 'write.update.mode': mode,
+                      'write.delete.mode': mode} -%}
+    {%- set changes = [] -%}
+    {%- for name, value in wanted.items() if properties.get(name) != value -%}
+        {%- do changes.append("'" ~ name ~ "' = '" ~ value ~ "'") -%}
+    {%- endfor -%}
+    {%- if changes -%}
+        {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ changes | join(', ') ~ ')') -%}
+    {%- endif -%}
 {% endmacro %}
