@@ -107,6 +107,24 @@ def test_unknown_member_row(built, spark):
             ("-1", "1900-01-01 00:00:00.000000", OPEN_END)]
 
 
+def test_dimensions_merge_on_read_and_facts_copy_on_write(built, spark):
+    """meta replace_write_mode (dbt_project.yml: the dimensions): the
+    dimensions' incremental MERGEs wrote delete files, and their histories
+    still equal the truth (above); the facts, whose changes the marts read
+    through Iceberg's changelog (no delete files there), wrote none."""
+    tables = {f"t_wh_dimensions.{dim}": "merge-on-read" for dim in DIMENSIONS}
+    tables.update({"t_wh_gold.fct_orders": "copy-on-write",
+                   "t_wh_gold.fct_order_items": "copy-on-write"})
+    for table, mode in tables.items():
+        properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
+        modes = {properties.get(f"write.{kind}.mode", "copy-on-write")
+                 for kind in ("merge", "update", "delete")}
+        deletes = spark.sql(f"select count(*) from {table}.snapshots "
+                            "where cast(summary['added-delete-files'] as int) > 0").first()[0]
+        assert modes == {mode} and (deletes > 0) == (mode == "merge-on-read"), (table, modes,
+                                                                                deletes)
+
+
 def test_rebuild_without_new_files_keeps_dimensions(built, spark):
     """Nothing landed: the dimensions keep their rows and get no new Iceberg
     snapshot (replace_by_key commits nothing when no key was touched), and
