@@ -24,7 +24,7 @@
     {%- set log_cfg = {} -%}
     {%- do log_cfg.update(cfg) -%}
     {%- do log_cfg.update({'keys': keys, 'delete_mode': 'hard', 'exclude_from_update': [],
-                           'ignore_null_updates': false}) -%}
+                           'ignore_null_updates': false, 'change_log': true}) -%}
     {%- set evolved = {'added': [], 'columns': []} -%}
     {%- if '_cdc_extra' in run['names'] -%}
         {%- set evolved = _cdc_add_undeclared_columns(run['changes'], run['data_columns'],

@@ -20,7 +20,9 @@ from lakehouse_cdc.maintain import format_report, maintain
 #: (to 6 at least: batches 0 and 1 must fall outside the window)
 BATCHES = int(os.environ.get("LAKEHOUSE_TEST_MAINTAIN_BATCHES", "30"))
 assert BATCHES >= 6, f"LAKEHOUSE_TEST_MAINTAIN_BATCHES={BATCHES}: 6 at least"
-WINDOW_FROM = BATCHES - 4  # the time-travel window reaches back to this batch
+# the time-travel window is asked to reach back to this batch (it starts later
+# by the delay until maintenance reads its clock)
+WINDOW_FROM = BATCHES - 4
 KNOBS = {"seed": 8, "scale": 12, "batches": BATCHES, "changes_per_batch": 6,
          "mix": (30, 40, 30), "multi_change_rate": 0.2, "late_rate": 0.0,
          "redeliver_rate": 0.0, "malformed_rate": 0.0, "add_column_at_batch": 0}
