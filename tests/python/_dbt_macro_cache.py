@@ -11,11 +11,15 @@ or the schema: a macro's text is parsed, not rendered.
 
 So in this process, a whole-project parse whose macro files (and generic
 tests) are the same files with the same checksums as an earlier parse's,
-for the same project folder, adapter, dispatch settings and flags, is given
+for the same adapter, dispatch settings and flags, is given
 copies of that parse's macros (with the macro dependencies dbt found) instead
 of parsing them again; everything else (models, YAML, tests, sources, docs,
-vars) is parsed as dbt always does. `test_foundation.py` proves that such a
-parse gives what a fresh parse of the same inputs gives. dbt's partial
+vars) is parsed as dbt always does. The project's folder is not part of
+the match: a file is named by its project and its path inside the project
+(`lakehouse_cdc://macros/...`), and a macro keeps no other path, so the
+copies of the project that most tests make (`project_copy`) reuse the
+macros of the first. `test_foundation.py` proves that such a parse, in
+another folder, gives what a fresh parse of the same inputs gives. dbt's partial
 parsing does the same for the macros when it runs: it keeps the saved
 manifest's macros whose files did not change.
 """
@@ -46,12 +50,13 @@ def _key(loader: Any, project_parser_files: dict) -> tuple:
     from dbt.flags import get_flags
 
     root = loader.root_project
+    # (file ids name the project and the path inside it, not the folder)
     files = tuple(
         (file_id, loader.manifest.files[file_id].checksum.checksum)
         for project in sorted(project_parser_files)
         for parser in _MACRO_PARSERS
         for file_id in project_parser_files[project].get(parser, []))
-    return (root.project_root, root.credentials.type, repr(root.dispatch),
+    return (root.credentials.type, repr(root.dispatch),
             bool(getattr(get_flags(), "validate_macro_args", False)), files)
 
 

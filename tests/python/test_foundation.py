@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 
@@ -127,23 +128,25 @@ def test_a_setting_a_failed_invocation_left_is_undone_by_the_next(spark, fixture
 def test_reused_macros_equal_a_fresh_parse(tmp_path):
     """The session reuses the macros of an earlier whole-project parse
     (`_dbt_macro_cache.py`): a parse with other vars and another schema that
-    reuses them gives the same manifest (macros, their dependencies, models)
-    as a fresh parse of the same inputs."""
+    reuses them, in another copy of the project (another folder), gives the
+    same manifest (macros, their dependencies, models) as a fresh parse of
+    the same inputs."""
     import _dbt_macro_cache
     from lakehouse_cdc import copy_project
 
-    project = copy_project(tmp_path / "project")  # a folder no parse has seen
+    # folders no parse has seen
+    one, other = (copy_project(tmp_path / name) for name in ("one", "other"))
 
-    def parse(schema: str, landing: str, target: str):
+    def parse(project: Path, schema: str, landing: str, target: str):
         # a target folder of its own: a whole-project parse each time
         return run_dbt(["parse", "--no-write-json"], project_dir=project, schema=schema,
                        vars={"landing_root": str(tmp_path / landing)},
                        target_path=tmp_path / target).result
 
-    first = parse("parse_a", "a", "first")
-    reused = parse("parse_b", "b", "reused")
+    first = parse(one, "parse_a", "a", "first")
+    reused = parse(other, "parse_b", "b", "reused")
     with _dbt_macro_cache.bypassed():
-        fresh = parse("parse_b", "b", "fresh")
+        fresh = parse(other, "parse_b", "b", "fresh")
     # the second parse took the first one's macros: dbt stamps each macro it
     # makes (and each one its YAML documents, again)
     assert reused.macros.keys() == first.macros.keys()
