@@ -25,7 +25,9 @@
     are recomputed (whole history per entity, replaced by `replace_by_key`);
     when no log has a row loaded since, a run (not a compile) reads no more
     than that: the SQL is the table's columns and no row, marked so that
-    replace_by_key runs nothing (replace_by_key_nothing_recomputed).
+    replace_by_key runs nothing (replace_by_key_nothing_recomputed). The
+    load times compared are read before the run and written into its SQL
+    (`_scd2_loads`).
     Each row carries when it was written (`_dim_loaded_at`: facts re-point
     the entities rebuilt since their own last build).
     Versions from the full load start at 1900-01-01 (nothing earlier is
@@ -34,7 +36,8 @@
     null business key) that facts point to when no version is valid.
 #}
 {% macro scd2_history(entity_key, sources, tracked, surrogate_key) %}
-    {%- if is_incremental() and flags.WHICH in ('run', 'build') and not _scd2_loaded_since(sources) -%}
+    {%- set loads = _scd2_loads(sources) -%}
+    {%- if is_incremental() and loads.changed == false -%}
         {{ return(replace_by_key_nothing_recomputed() ~ '\nselect * from ' ~ this ~ ' where false') }}
     {%- endif -%}
     {#- _src breaks the tie between sources changed at one instant (e.g. the
@@ -45,14 +48,10 @@
 with
 {%- if is_incremental() %}
 
-watermark as (
-    {{ _scd2_watermark() }}
-),
-
 affected as (
     {%- for source in sources %}
     select {{ entity_key }} from {{ source.relation }}
-    where _cdc_loaded_at > (select since from watermark)
+    where _cdc_loaded_at > {{ loads.since }}
 
     union
 
@@ -60,20 +59,11 @@ affected as (
     select {{ entity_key }} from {{ source.relation }}
     where {{ entity_key }} is not null and (
         select count(*) from {{ source.relation }}
-        where _cdc_op = 'T' and _cdc_loaded_at > (select since from watermark)) > 0
+        where _cdc_op = 'T' and _cdc_loaded_at > {{ loads.since }}) > 0
     {{- '\n\n    union' if not loop.last }}
     {%- endfor %}
 ),
 {%- endif %}
-
-loaded as (
-    select max(loaded_at) as loaded_at from (
-        {%- for source in sources %}
-        select max(_cdc_loaded_at) as loaded_at from {{ source.relation }}
-        {{- '\n        union all' if not loop.last }}
-        {%- endfor %}
-    ) as per_source
-),
 
 events as (
     {%- for source in sources %}
@@ -124,6 +114,9 @@ events as (
         select {{ entity_key }}, min({{ _scd2_order('l') }}) as first_change
         from {{ source.relation }} as l
         where {{ entity_key }} is not null
+        {%- if is_incremental() %}
+            and {{ entity_key }} in (select {{ entity_key }} from affected)
+        {%- endif %}
         group by {{ entity_key }}
     ) as k on k.first_change < {{ _scd2_order('tr') }}
     where tr._cdc_op = 'T'
@@ -210,7 +203,7 @@ final as (
         coalesce(_next_from, timestamp '9999-12-31 00:00:00') as rec_exp_dt,
         _next_from is null and _exists as is_current,
         not _exists as is_deleted,
-        (select loaded_at from loaded) as _dim_source_loaded_at,
+        {{ loads.newest }} as _dim_source_loaded_at,
         current_timestamp() as _dim_loaded_at
     from existing
     where _has_existed = 1  -- a key's time before it first existed is no version
@@ -237,26 +230,45 @@ final as (
 select * from final
 {% endmacro %}
 
-{#- Whether a log has rows loaded after the table's watermark (the same
-    test as the `affected` keys of an incremental run: none without one). -#}
-{% macro _scd2_loaded_since(sources) %}
-    {%- set query -%}
-        select coalesce(max(loaded_at) > ({{ _scd2_watermark() }}), false)
-        from (
+{#- The log loads a run compares: `since`, the newest log load the table
+    has seen (1900-01-01 when none, or on a first build), `newest`, the
+    newest row of the logs, and `changed`, whether `newest` is the later.
+    When dbt runs the model (run, build) they are read first, in one query,
+    and written into its SQL as literals: Iceberg skips the logs' files
+    loaded before `since` for a literal, never for a subquery. Otherwise
+    (compile, docs) they are subqueries and `changed` is none. Rows a log
+    gains after the read are recomputed by the next run (their load is
+    after the `newest` written). -#}
+{% macro _scd2_loads(sources) %}
+    {%- set newest -%}
+        select max(loaded_at) from (
             {%- for source in sources %}
             select max(_cdc_loaded_at) as loaded_at from {{ source.relation }}
             {{- '\n            union all' if not loop.last }}
             {%- endfor %}
         ) as per_source
     {%- endset -%}
-    {{ return(run_query(query).rows[0][0]) }}
+    {%- set since -%}
+        select {% if is_incremental() -%}
+            coalesce(max(_dim_source_loaded_at), timestamp '1900-01-01 00:00:00') from {{ this }}
+        {%- else -%}
+            timestamp '1900-01-01 00:00:00'
+        {%- endif %}
+    {%- endset -%}
+    {%- if not (execute and flags.WHICH in ('run', 'build')) -%}
+        {{ return({'newest': '(' ~ newest ~ ')', 'since': '(' ~ since ~ ')', 'changed': none}) }}
+    {%- endif -%}
+    {#- (as strings in the session's time zone, which the literals are read in) -#}
+    {%- set read -%}
+        select cast(newest as string), cast(since as string), coalesce(newest > since, false)
+        from ({{ newest }}) as n (newest) cross join ({{ since }}) as s (since)
+    {%- endset -%}
+    {%- set row = run_query(read).rows[0] -%}
+    {{ return({
+        'newest': "cast(null as timestamp)" if row[0] is none else "timestamp '" ~ row[0] ~ "'",
+        'since': "timestamp '" ~ row[1] ~ "'",
+        'changed': row[2]}) }}
 {% endmacro %}
-
-{#- The newest log load the table has seen (1900-01-01 when none). -#}
-{%- macro _scd2_watermark() -%}
-    select coalesce(max(_dim_source_loaded_at), timestamp '1900-01-01 00:00:00') as since
-    from {{ this }}
-{%- endmacro %}
 
 {%- macro _scd2_order(alias) -%}
     named_struct('p', {{ alias }}._cdc_phase, 't', {{ alias }}._cdc_commit_ts, 's', {{ alias }}._cdc_change_seq)
