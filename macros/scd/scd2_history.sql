@@ -230,15 +230,19 @@ final as (
 select * from final
 {% endmacro %}
 
-{#- The log loads a run compares: `since`, the newest log load the table
-    has seen (1900-01-01 when none, or on a first build), `newest`, the
-    newest row of the logs, and `changed`, whether `newest` is the later.
-    When dbt runs the model (run, build) they are read first, in one query,
-    and written into its SQL as literals: Iceberg skips the logs' files
-    loaded before `since` for a literal, never for a subquery. Otherwise
-    (compile, docs) they are subqueries and `changed` is none. Rows a log
-    gains after the read are recomputed by the next run (their load is
-    after the `newest` written). -#}
+{#- The log loads an incremental run compares: `since`, the newest log
+    load the table has seen (1900-01-01 when none), `newest`, the newest row
+    of the logs, and `changed`, whether `newest` is the later. When dbt runs
+    the model incrementally (run, build; not a unit test) they are read
+    first, in one query, and written into its SQL as constants: Iceberg
+    skips the logs' files loaded before `since` for a constant, never for a
+    subquery (as microseconds since the epoch: no time zone or date format
+    between the read and the SQL). Otherwise (a first build, compile, docs)
+    they are subqueries and `changed` is none. A row a log commits after
+    the read has its key recomputed now or by the next run (the `since`
+    bound is open, and its load is not older than the `newest` written as
+    long as writers of the logs and this table take turns: the DAG, the
+    build lock). -#}
 {% macro _scd2_loads(sources) %}
     {%- set newest -%}
         select max(loaded_at) from (
@@ -255,18 +259,18 @@ select * from final
             timestamp '1900-01-01 00:00:00'
         {%- endif %}
     {%- endset -%}
-    {%- if not (execute and flags.WHICH in ('run', 'build')) -%}
+    {%- if not (execute and is_incremental() and flags.WHICH in ('run', 'build')
+                and model.resource_type != 'unit_test') -%}
         {{ return({'newest': '(' ~ newest ~ ')', 'since': '(' ~ since ~ ')', 'changed': none}) }}
     {%- endif -%}
-    {#- (as strings in the session's time zone, which the literals are read in) -#}
     {%- set read -%}
-        select cast(newest as string), cast(since as string), coalesce(newest > since, false)
+        select unix_micros(newest), unix_micros(since), coalesce(newest > since, false)
         from ({{ newest }}) as n (newest) cross join ({{ since }}) as s (since)
     {%- endset -%}
     {%- set row = run_query(read).rows[0] -%}
     {{ return({
-        'newest': "cast(null as timestamp)" if row[0] is none else "timestamp '" ~ row[0] ~ "'",
-        'since': "timestamp '" ~ row[1] ~ "'",
+        'newest': 'cast(null as timestamp)' if row[0] is none else 'timestamp_micros(' ~ row[0] | int ~ ')',
+        'since': 'timestamp_micros(' ~ row[1] | int ~ ')',
         'changed': row[2]}) }}
 {% endmacro %}
 

@@ -11,7 +11,8 @@ or the schema: a macro's text is parsed, not rendered.
 
 So in this process, a whole-project parse whose macro files (and generic
 tests) are the same files with the same checksums as an earlier parse's,
-for the same adapter, dispatch settings and flags, is given
+for the same root project (by name), adapter, dispatch settings and
+flags, is given
 copies of that parse's macros (with the macro dependencies dbt found) instead
 of parsing them again; everything else (models, YAML, tests, sources, docs,
 vars) is parsed as dbt always does. The project's folder is not part of
@@ -56,7 +57,7 @@ def _key(loader: Any, project_parser_files: dict) -> tuple:
         for project in sorted(project_parser_files)
         for parser in _MACRO_PARSERS
         for file_id in project_parser_files[project].get(parser, []))
-    return (root.credentials.type, repr(root.dispatch),
+    return (root.project_name, root.credentials.type, repr(root.dispatch),
             bool(getattr(get_flags(), "validate_macro_args", False)), files)
 
 
@@ -70,7 +71,9 @@ def install() -> None:
         return
 
     def load_and_parse_macros(loader: Any, project_parser_files: dict) -> None:
-        if _bypassed:
+        # (a partial parse lists only the changed files, whose macros' calls
+        # resolve against every macro: such a list is no match)
+        if _bypassed or loader.partially_parsing:
             parse(loader, project_parser_files)
             return
         key = _key(loader, project_parser_files)

@@ -134,7 +134,7 @@ def test_reused_macros_equal_a_fresh_parse(tmp_path):
     import _dbt_macro_cache
     from lakehouse_cdc import copy_project
 
-    # folders no parse has seen
+    # two copies of the project in folders of their own
     one, other = (copy_project(tmp_path / name) for name in ("one", "other"))
 
     def parse(project: Path, schema: str, landing: str, target: str):
