@@ -303,7 +303,7 @@
                 when file_reason is not null then file_reason
                 when cast(decode(cast(record as binary), 'UTF-8') as binary) <> cast(record as binary)
                     then 'malformed: invalid UTF-8'
-                when instr(record, '\0') > 0 then 'malformed: NUL byte'
+                when contains(record, '\0') then 'malformed: NUL byte'
                 when not complete then 'malformed: unclosed quote'
                 when not well_formed then 'malformed: a quote inside an unquoted field, or text after a closing quote'
                 when size(fields) <> size(names)
@@ -353,9 +353,11 @@
 
 {#- Whether `record` is well formed: fields as above, separated by commas.
     A record without `"` is, and its fields are its commas' pieces: no
-    regular expression for it. -#}
+    regular expression for it. (`contains`, not `instr`: Spark's `instr`
+    compares the text at every character, about 8 % of a 1M-row full
+    load's batch statement in a profile of 2026-12-06.) -#}
 {% macro _bronze_csv_well_formed(record) -%}
-    (instr({{ record }}, '"') = 0 or {{ record }} rlike '^{{ _bronze_csv_field_pattern() }}(?:,{{ _bronze_csv_field_pattern() }})*+$')
+    (not contains({{ record }}, '"') or {{ record }} rlike '^{{ _bronze_csv_field_pattern() }}(?:,{{ _bronze_csv_field_pattern() }})*+$')
 {%- endmacro %}
 
 {#- The fields of `record`: as written, quotes included, or (with `cfg`)
@@ -365,7 +367,7 @@
     parse, measured 2026-11-28). -#}
 {% macro _bronze_csv_fields(record, cfg=none) -%}
     {%- set written -%}
-        case when instr({{ record }}, '"') = 0 then split({{ record }}, ',', -1)
+        case when not contains({{ record }}, '"') then split({{ record }}, ',', -1)
              else regexp_extract_all(concat(',', {{ record }}), ',({{ _bronze_csv_field_pattern() }})', 1) end
     {%- endset -%}
     {%- if cfg is none -%}

@@ -34,7 +34,7 @@
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}( 00:00:00(\\.0{1,9})?)?$'
     {%- elif t in ('timestamp', 'timestamp_ntz', 'timestamp_ltz') -%}
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$'
-        and {{ expr }} not rlike '^0000-'
+        and not startswith({{ expr }}, '0000-')
     {%- elif t in ('double', 'float', 'real') -%}
         {%- set value = 'cast(' ~ expr ~ ' as ' ~ t ~ ')' -%}
         ({{ expr }} rlike '^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$'

@@ -296,7 +296,7 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
     # 21 a 10 MB field
     add("20250101-000021000.csv", [c.change("I", 180, name="z" * 10_000_000)])
     # 22 a future timestamp is data, so are dates and times before the Gregorian
-    # calendar (1582); a year past 9999 and 7 fractional digits are not
+    # calendar (1582); a year past 9999, year 0 and 7 fractional digits are not
     add(
         "20250101-000022000.csv",
         [
@@ -313,6 +313,14 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
                 "I",
                 192,
                 seen="2024-01-01 00:00:00.1234567",
+                outcome=q,
+                reasons=("unparseable_value", "lossy_value"),
+            ),
+            # (year 0 parses, as 1 BC: outside DMS's years 0001-9999)
+            c.change(
+                "I",
+                194,
+                seen="0000-06-01 00:00:00",
                 outcome=q,
                 reasons=("unparseable_value", "lossy_value"),
             ),
