@@ -19,10 +19,9 @@
     all (the statements join the whole table, as correct, only slower) when
     the batch has
       - more distinct keys than cdc_key_list_max;
-      - a null key (a truncate kept as an event: `in` never matches null),
-        or a string key that is not UTF-8;
-      - a key of a type whose text does not convert back to the same value
-        (only integers, decimals, strings, dates and timestamps do here).
+      - a key no literal finds (_cdc_key_literal): a null key (a truncate
+        kept as an event), a string key that is not UTF-8, a key of a type
+        whose text does not convert back to the same value.
 #}
 {% macro _cdc_batch_keys(run, ranked) %}
     {%- set cfg = run['cfg'] -%}
@@ -33,28 +32,12 @@
         {%- do types.update({column.name: column.data_type | lower}) -%}
     {%- endfor -%}
     {%- set literals = [] -%}
-    {#- keys whose literal would not find them: text that is not UTF-8 (a
-        file's string bounds are compared decoded, with replacement) -#}
     {%- set unusable = [] -%}
     {%- for key in keys -%}
-        {%- set data_type = types.get(key, '') -%}
-        {%- set column = '`' ~ key ~ '`' -%}
-        {%- do unusable.append(column ~ ' is null') -%}
-        {%- if data_type == 'string' -%}
-            {#- hex: no quote or backslash in the key can break the literal -#}
-            {%- do literals.append("concat('cast(X', chr(39), hex(" ~ column ~ "), chr(39), ' as string)')") -%}
-            {%- do unusable.append('cast(decode(cast(' ~ column ~ " as binary), 'UTF-8') as binary) <> cast("
-                                   ~ column ~ ' as binary)') -%}
-        {%- elif data_type in ('tinyint', 'smallint', 'int', 'integer', 'bigint') -%}
-            {#- an integer literal of the column's type (suffix), the cheapest to plan -#}
-            {%- set suffix = {'tinyint': 'Y', 'smallint': 'S', 'bigint': 'L'}.get(data_type, '') -%}
-            {%- do literals.append("concat(cast(" ~ column ~ " as string), '" ~ suffix ~ "')") -%}
-        {%- elif data_type == 'timestamp' -%}
-            {#- microseconds since the epoch: exact whatever the session time zone -#}
-            {%- do literals.append("concat('timestamp_micros(', unix_micros(" ~ column ~ "), 'L)')") -%}
-        {%- elif data_type == 'date' or data_type.startswith('decimal') -%}
-            {%- do literals.append("concat('cast(', chr(39), cast(" ~ column ~ " as string), chr(39), ' as "
-                                   ~ data_type ~ ")')") -%}
+        {%- set written = _cdc_key_literal('`' ~ key ~ '`', types.get(key)) -%}
+        {%- do unusable.append(written['unusable']) -%}
+        {%- if written['literal'] is not none -%}
+            {%- do literals.append(written['literal']) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- if limit <= 0 or literals | length < keys | length -%}

@@ -39,7 +39,9 @@
                                   filter it by the batch's keys first
                                   (_cdc_batch_keys; default 1000; 0: never;
                                   without a list the MERGE filters the table
-                                  by a bloom filter of them, _cdc_run_merge)
+                                  by a bloom filter of them, _cdc_run_merge);
+                                  also the most entities a replace_by_key
+                                  model's MERGE lists (replace_by_key_sql)
       cdc_key_filter_min_bytes    the tables a run joins by key (the table,
                                   its tombstones, its kept changes) are
                                   filtered by the batch's keys (the key list,
@@ -106,7 +108,7 @@
         'ignore_null_updates': _cdc_setting('cdc_ignore_null_updates', false),
         'write_mode': _cdc_setting('cdc_write_mode', 'merge-on-read'),
         'keep_changes': _cdc_setting('cdc_keep_changes', false),
-        'key_list_max': _cdc_setting('cdc_key_list_max', 1000),
+        'key_list_max': _cdc_key_list_max(),
         'adaptive_min_bytes': _cdc_setting('cdc_adaptive_min_bytes', 1048576),
         'key_filter_min_bytes': _cdc_setting('cdc_key_filter_min_bytes', 1048576),
     } -%}
@@ -157,6 +159,12 @@
         {%- set value = config.get(key) -%}
     {%- endif -%}
     {{ return(default if value is none else value) }}
+{% endmacro %}
+
+{#- cdc_key_list_max (see cdc_config): read by CDC models and by
+    replace_by_key models alike -#}
+{% macro _cdc_key_list_max() %}
+    {{ return(_cdc_setting('cdc_key_list_max', 1000) | int) }}
 {% endmacro %}
 
 {#- Log order of the model's bronze source: DMS writes a commit timestamp and

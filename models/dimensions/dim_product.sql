@@ -3,10 +3,12 @@
 {#- The product dimension (SCD2); var dim_product_kind: history (default)
     or snapshot, as for dim_customer. -#}
 {%- set kind = var('dim_product_kind', 'history') -%}
+{#- unique_key: the surrogate key, with the business key it is a hash of
+    (the MERGE then lists the keys it replaces: replace_by_key_sql) -#}
 {{ config(
     materialized=('incremental' if kind == 'history' else 'view'),
     incremental_strategy='replace_by_key',
-    unique_key='product_sk',
+    unique_key=['product_sk', 'product_id'],
     meta={'replace_key': 'product_id'},
 ) }}
 

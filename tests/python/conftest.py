@@ -416,7 +416,9 @@ def warehouse_run(spark, simulated, tmp_path_factory):
     """Land the batches one by one and `dbt build` the whole project after each
     (models and snapshots; the dbt data tests in the last build, where a
     failing one fails here; the dbt unit tests in the first); keep every
-    dimension, snapshot and gold table as it was after each batch."""
+    dimension, snapshot and gold table as it was after each batch, and the
+    statements each build ran for the dimensions (`DIMENSION_STATEMENTS`:
+    their recomputed rows' view and their MERGE)."""
     from cdc_helpers import Scenario
 
     sim = simulated(**WAREHOUSE_KNOBS)
@@ -429,13 +431,46 @@ def warehouse_run(spark, simulated, tmp_path_factory):
     for batch in range(WAREHOUSE_KNOBS["batches"] + 1):
         scenario.land(batch)
         # (each batch's tables are compared with the truth by the tests)
-        scenario.build("fqn:*", unit_tests=batch == 0,
-                       data_tests=batch == WAREHOUSE_KNOBS["batches"])
+        with _dimension_statements() as statements:
+            scenario.build("fqn:*", unit_tests=batch == 0,
+                           data_tests=batch == WAREHOUSE_KNOBS["batches"])
         captures.append({
             name: [row.asDict() for row in spark.table(f"t_wh_{layer}.{name}").collect()]
             for layer, names in WAREHOUSE_TABLES.items() for name in names
         })
+        captures[-1][DIMENSION_STATEMENTS] = statements
     return scenario, captures
+
+
+#: the key of a warehouse capture that holds, per dimension, the statements
+#: its build ran that begin as these do (dbt's comment removed)
+DIMENSION_STATEMENTS = "_dimension_statements"
+_RECORDED = re.compile(r"^\s*(merge into|create or replace temporary view \w+__dbt_tmp )", re.I)
+
+
+@contextmanager
+def _dimension_statements() -> Iterator[dict[str, list[str]]]:
+    """While open, the SQL of every statement dbt-spark runs for a model of
+    WAREHOUSE_TABLES' dimensions that `_RECORDED` matches, by model name."""
+    from dbt.adapters.spark import session as spark_session
+
+    recorded: dict[str, list[str]] = {}
+    execute = spark_session.Cursor.execute
+    nodes = {f'"node_id": "model.lakehouse_cdc.{name}"': name
+             for name in WAREHOUSE_TABLES["dimensions"]}
+
+    def recording(cursor, sql, *args, **kwargs):
+        name = next((name for node, name in nodes.items() if node in sql), None)
+        body = re.sub(r"/\*.*?\*/", " ", sql, count=1, flags=re.S)
+        if name and _RECORDED.match(body):
+            recorded.setdefault(name, []).append(body)
+        return execute(cursor, sql, *args, **kwargs)
+
+    spark_session.Cursor.execute = recording
+    try:
+        yield recorded
+    finally:
+        spark_session.Cursor.execute = execute
 
 
 @contextmanager

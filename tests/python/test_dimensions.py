@@ -4,12 +4,13 @@ snapshots equal the truth as of each run; surrogate keys are stable."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from cdc_helpers import canon, diff
-from conftest import WAREHOUSE_KNOBS
+from conftest import DIMENSION_STATEMENTS, WAREHOUSE_KNOBS
 from lakehouse_cdc.simulator import read_versions
 from scd_truth import DIMENSIONS, OPEN_END, SnapshotModel, full_history
 
@@ -150,6 +151,50 @@ def test_rebuild_without_new_files_keeps_dimensions(built, spark):
         assert _rows(rows, dim, sk=True) == history[-1][dim]
         assert snapshots(dim) == before[dim], f"{dim}: a build with nothing new committed"
         assert scratch(dim) == written[dim], f"{dim}: a build with nothing new computed its rows"
+
+
+def _listed(sql: str, prefix: str) -> set[str] | None:
+    """The integers of `<prefix> in (1, 2L, ...)` in `sql`, as text; None
+    when no such list is there."""
+    found = re.findall(re.escape(prefix) + r" in \(([0-9LSY, ]+)\)", sql)
+    return None if not found else {n.strip().rstrip("LSY") for f in found for n in f.split(",")}
+
+
+def test_incremental_runs_name_their_entities(built, warehouse_run, simulated):
+    """An incremental build recomputes a dimension's touched entities with
+    them named in its SQL as constants (no subquery of the logs joined to
+    every log row), and its MERGE filters the table by the same entities
+    (replace_by_key_sql). The truth, computed here: every entity whose
+    versions changed in that batch (the captured tables, which equal the
+    true history) is named, and none is named that the batch's files did not
+    change (the simulator's versions)."""
+    _, captures = warehouse_run
+    _, history, _ = built
+    versions = {table: read_versions(simulated(**WAREHOUSE_KNOBS), table)
+                for dim in DIMENSIONS for table, _ in DIMENSIONS[dim][1]}
+    for batch in BATCHES[1:]:
+        for dim, (key, sources, _tracked) in DIMENSIONS.items():
+            statements = captures[batch][DIMENSION_STATEMENTS][dim]
+            [view] = [s for s in statements if "__dbt_tmp" in s.split(" as ", 1)[0]]
+            [merge] = [s for s in statements if s.lstrip().lower().startswith("merge into")]
+            assert "affected as (" not in view, f"batch {batch}, {dim}: the subquery"
+            recomputed, replaced = _listed(view, f"where {key}"), _listed(merge, f"t.`{key}`")
+            assert recomputed and replaced, f"batch {batch}, {dim}: no list\n{merge[:2000]}"
+            assert _listed(merge, f"old.`{key}`") == replaced <= recomputed, (batch, dim)
+
+            def by_key(rows: dict) -> dict[str, set]:
+                grouped = defaultdict(set)
+                for (entity, since), row in rows.items():
+                    grouped[entity].add((since, tuple(sorted(row.items()))))
+                return grouped
+
+            before, after = by_key(history[batch - 1][dim]), by_key(history[batch][dim])
+            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+            touched = {str(v[key]) for table, _ in sources for v in versions[table]
+                       if v["batch"] == str(batch)}
+            assert changed and changed <= replaced, (batch, dim, changed - replaced)
+            assert recomputed <= touched, (batch, dim, recomputed - touched)
+            assert len(recomputed) < len(after), (batch, dim, "every entity named")
 
 
 def test_snapshot_kind_dimension_view(built, spark):
