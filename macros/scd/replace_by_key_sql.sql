@@ -52,7 +52,8 @@
     {%- set rows = _cdc_scratch_write(target.schema, target.identifier ~ '__replaced', 'select * from ' ~ source) -%}
     {%- set entities = 'select ' ~ entity ~ ' from ' ~ rows
                        ~ ((' union select ' ~ entity ~ ' from ' ~ listed) if has_listed else '') -%}
-    {%- set listed_entities = _replace_by_key_entity_list(entities, entity, unique_key, described) -%}
+    {%- set listed_entities = _replace_by_key_entity_list(entities, entity, unique_key, described,
+                                                          listed if has_listed else none) -%}
     {%- if listed_entities['any'] -%}
         {%- do run_query(_replace_by_key_merge(rows, target, columns, unique_key, entity, entities,
                                                listed_entities['list'])) -%}
@@ -113,11 +114,19 @@
     the entity column is part of the unique key (a row of the table that
     matches a recomputed row then has its entity, so the filter drops no
     match) and there are at most cdc_key_list_max entities, each of which a
-    literal finds (_cdc_key_literal: no NULL entity, for one). One query
-    either way (it also tells whether there is any). -#}
-{% macro _replace_by_key_entity_list(entities, entity, unique_key, described) %}
+    literal finds (_cdc_key_literal: no NULL entity, for one), and the
+    entities `listed` by gold_changed_only (a view, or none) are of the
+    model's type (a literal is written for one type: a wider decimal
+    written at the model's scale would be rounded). One query either way
+    (it also tells whether there is any). -#}
+{% macro _replace_by_key_entity_list(entities, entity, unique_key, described, listed) %}
     {%- set data_type = (described | selectattr('name', 'equalto', entity) | map(attribute='data_type')
                          | first) if entity in unique_key else none -%}
+    {%- if data_type and listed -%}
+        {%- set listed_type = run_query('describe ' ~ listed).rows | selectattr(0, 'equalto', entity)
+                              | map(attribute=1) | first -%}
+        {%- set data_type = data_type if (listed_type or '') | lower == data_type | lower else none -%}
+    {%- endif -%}
     {%- set written = _cdc_key_literal('`' ~ entity ~ '`', data_type) -%}
     {%- set limit = _cdc_key_list_max() -%}
     {%- if written['literal'] is none or limit <= 0 -%}

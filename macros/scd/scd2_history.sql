@@ -255,11 +255,20 @@ order by {{ entity_key }}
     2026-12-06, a 10M-row log, ten products changed: its recompute 1.4 s
     against 6.3 s). None (the subquery) when there are more than
     cdc_key_list_max, or one no literal finds (_cdc_key_literal), or none
-    (a NULL key, as a truncate's, is no entity). -#}
+    (a NULL key, as a truncate's, is no entity), or the sources' key columns
+    are not all of one type (a literal is written for one type: a string
+    key '0042' written as an integer would find 42). -#}
 {% macro _scd2_affected_list(entity_key, sources, loads) %}
-    {%- set column = adapter.get_columns_in_relation(sources[0].relation)
-                     | selectattr('name', 'equalto', entity_key) | first -%}
-    {%- set written = _cdc_key_literal('`' ~ entity_key ~ '`', column.data_type if column else none) -%}
+    {%- set types = [] -%}
+    {%- for source in sources -%}
+        {%- set column = adapter.get_columns_in_relation(source.relation)
+                         | selectattr('name', 'equalto', entity_key) | first -%}
+        {%- do types.append((column.data_type | lower) if column else none) -%}
+    {%- endfor -%}
+    {%- if types | unique | list | length != 1 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set written = _cdc_key_literal('`' ~ entity_key ~ '`', types[0]) -%}
     {%- set limit = _cdc_key_list_max() -%}
     {%- if written['literal'] is none or limit <= 0 -%}
         {{ return(none) }}
