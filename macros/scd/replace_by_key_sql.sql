@@ -127,21 +127,11 @@
                               | map(attribute=1) | first -%}
         {%- set data_type = data_type if (listed_type or '') | lower == data_type | lower else none -%}
     {%- endif -%}
-    {%- set written = _cdc_key_literal('`' ~ entity ~ '`', data_type) -%}
-    {%- set limit = _cdc_key_list_max() -%}
-    {%- if written['literal'] is none or limit <= 0 -%}
-        {{ return({'any': run_query('select count(*) from (' ~ entities ~ ')').rows[0][0] > 0,
-                   'list': none}) }}
+    {%- set found = _cdc_key_literal_list(entity, data_type, entities) -%}
+    {%- if found['any'] is none -%}
+        {%- do found.update({'any': run_query('select count(*) from (' ~ entities ~ ')').rows[0][0] > 0}) -%}
     {%- endif -%}
-    {%- set query -%}
-        select {{ written['literal'] }}, {{ written['unusable'] }}
-        from (select distinct `{{ entity }}` from ({{ entities }})) as e
-        limit {{ limit + 1 }}
-    {%- endset -%}
-    {%- set rows = run_query(query).rows -%}
-    {%- set usable = rows | selectattr(1) | list | length == 0 and rows | length <= limit -%}
-    {{ return({'any': rows | length > 0,
-               'list': (rows | map(attribute=0) | join(', ')) if usable and rows else none}) }}
+    {{ return(found) }}
 {% endmacro %}
 
 {#- Set `target`'s write mode to `mode` (none: leave it), with format

@@ -55,7 +55,7 @@ with
 {%- if is_incremental() and not listed %}
 
 affected as (
-    {{- _scd2_affected_sql(entity_key, sources, loads.since) }}
+    {{- _scd2_affected_sql(entity_key, sources, loads) }}
 ),
 {%- endif %}
 
@@ -85,6 +85,7 @@ events as (
     {%- else %}
     where {{ entity_key }} is not null
     {%- endif %}
+    {%- if _scd2_may_truncate(loads, outer.index0) %}
 
     union all
 
@@ -116,6 +117,7 @@ events as (
     where tr._cdc_op = 'T'
     {%- if is_incremental() %}
         and k.{{ entity_key }} in ({{ affected }})
+    {%- endif %}
     {%- endif %}
     {{- '\n\n    union all' if not loop.last }}
     {%- endfor %}
@@ -231,11 +233,12 @@ order by {{ entity_key }}
 {% endmacro %}
 
 {#- The entities an incremental run recomputes: those with a log row
-    loaded since `since`, and every key of a source truncated since. -#}
-{% macro _scd2_affected_sql(entity_key, sources, since) %}
+    loaded since `loads.since`, and every key of a source truncated since. -#}
+{% macro _scd2_affected_sql(entity_key, sources, loads) %}
     {%- for source in sources %}
     select {{ entity_key }} from {{ source.relation }}
-    where _cdc_loaded_at > {{ since }}
+    where _cdc_loaded_at > {{ loads.since }}
+    {%- if _scd2_may_truncate(loads, loop.index0) %}
 
     union
 
@@ -243,9 +246,20 @@ order by {{ entity_key }}
     select {{ entity_key }} from {{ source.relation }}
     where {{ entity_key }} is not null and (
         select count(*) from {{ source.relation }}
-        where _cdc_op = 'T' and _cdc_loaded_at > {{ since }}) > 0
+        where _cdc_op = 'T' and _cdc_loaded_at > {{ loads.since }}) > 0
+    {%- endif %}
     {{- '\n\n    union' if not loop.last }}
     {%- endfor %}
+{% endmacro %}
+
+{#- Whether the log of source number `index` (from 0) may hold a truncate
+    (a row with op T), so that the history's SQL needs the branch that
+    applies it: false only when `_scd2_loads` read that it holds none. A
+    truncate the log commits after that read is no older than the `newest`
+    load written: the next run recomputes every key for it (a truncate
+    loaded since, _scd2_affected_sql). -#}
+{% macro _scd2_may_truncate(loads, index) %}
+    {{ return(loads.truncated is none or loads.truncated[index]) }}
 {% endmacro %}
 
 {#- The affected entities (_scd2_affected_sql) as a list of SQL literals,
@@ -268,33 +282,23 @@ order by {{ entity_key }}
     {%- if types | unique | list | length != 1 -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set written = _cdc_key_literal('`' ~ entity_key ~ '`', types[0]) -%}
-    {%- set limit = _cdc_key_list_max() -%}
-    {%- if written['literal'] is none or limit <= 0 -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set query -%}
-        select {{ written['literal'] }}, {{ written['unusable'] }}
-        from (select distinct `{{ entity_key }}` from ({{ _scd2_affected_sql(entity_key, sources, loads.since) }}) as a
-              where `{{ entity_key }}` is not null) as e
-        limit {{ limit + 1 }}
+    {%- set affected -%}
+        select * from ({{ _scd2_affected_sql(entity_key, sources, loads) }}) as a
+        where `{{ entity_key }}` is not null
     {%- endset -%}
-    {%- set rows = run_query(query).rows -%}
-    {%- if rows | selectattr(1) | list or not 0 < rows | length <= limit -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {{ return(rows | map(attribute=0) | join(', ')) }}
+    {{ return(_cdc_key_literal_list(entity_key, types[0], affected)['list']) }}
 {% endmacro %}
 
 {#- The log loads an incremental run compares: `since`, the newest log
     load the table has seen (1900-01-01 when none), `newest`, the newest row
-    of the logs, and `changed`, whether `newest` is the later. When dbt runs
-    the model incrementally (run, build; not a unit test) they are read
-    first, in one query, and written into its SQL as constants: Iceberg
+    of the logs, `changed`, whether `newest` is the later, and `truncated`,
+    whether each source's log holds a truncate (_scd2_may_truncate). When
+    dbt runs the model incrementally (run, build; not a unit test) they are
+    read first, in one query, and written into its SQL as constants: Iceberg
     skips the logs' files loaded before `since` for a constant, never for a
     subquery (as microseconds since the epoch: no time zone or date format
     between the read and the SQL). Otherwise (a first build, compile, docs)
-    they are subqueries and `changed` is none. A row a log commits after
+    they are subqueries and `changed` and `truncated` are none. A row a log commits after
     the read has its key recomputed now or by the next run (the `since`
     bound is open, and its load is not older than the `newest` written as
     long as writers of the logs and this table take turns: the DAG, the
@@ -317,17 +321,22 @@ order by {{ entity_key }}
     {%- endset -%}
     {%- if not (execute and is_incremental() and flags.WHICH in ('run', 'build')
                 and model.resource_type != 'unit_test') -%}
-        {{ return({'newest': '(' ~ newest ~ ')', 'since': '(' ~ since ~ ')', 'changed': none}) }}
+        {{ return({'newest': '(' ~ newest ~ ')', 'since': '(' ~ since ~ ')', 'changed': none,
+                   'truncated': none}) }}
     {%- endif -%}
     {%- set read -%}
         select unix_micros(newest), unix_micros(since), coalesce(newest > since, false)
+            {%- for source in sources %},
+            (select count(*) from {{ source.relation }} where _cdc_op = 'T') > 0
+            {%- endfor %}
         from ({{ newest }}) as n (newest) cross join ({{ since }}) as s (since)
     {%- endset -%}
     {%- set row = run_query(read).rows[0] -%}
     {{ return({
         'newest': 'cast(null as timestamp)' if row[0] is none else 'timestamp_micros(' ~ row[0] | int ~ ')',
         'since': 'timestamp_micros(' ~ row[1] | int ~ ')',
-        'changed': row[2]}) }}
+        'changed': row[2],
+        'truncated': row[3:] | list}) }}
 {% endmacro %}
 
 {%- macro _scd2_order(alias) -%}
