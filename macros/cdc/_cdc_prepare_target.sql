@@ -135,10 +135,17 @@
 {% endmacro %}
 
 {#- An empty Iceberg table (dropped first) with the model's columns, the
-    generated ones (soft: is_deleted, deleted_at) and the model's write
-    mode, written ordered by `order_by` (default: the keys). -#}
+    generated ones (soft: is_deleted, deleted_at), the model's
+    tblproperties and write mode, written ordered by `order_by` (default:
+    the keys). -#}
 {% macro _cdc_create_table(table, data_columns, cfg, soft, order_by=none) %}
     {%- do run_query('drop table if exists ' ~ table) -%}
+    {#- the model's tblproperties config (dbt_project.yml), then the CDC
+        settings', which win -#}
+    {%- set properties = {} -%}
+    {%- do properties.update(config.get('tblproperties') or {}) -%}
+    {%- do properties.update({'format-version': '2', 'write.merge.mode': cfg['write_mode'],
+                              'write.update.mode': cfg['write_mode'], 'write.delete.mode': cfg['write_mode']}) -%}
     {%- set ddl -%}
         create table {{ table }} (
             {%- for column in data_columns %}
@@ -154,10 +161,9 @@
         using iceberg
         {{ partition_cols(label='partitioned by') }}
         tblproperties (
-            'format-version' = '2',
-            'write.merge.mode' = '{{ cfg['write_mode'] }}',
-            'write.update.mode' = '{{ cfg['write_mode'] }}',
-            'write.delete.mode' = '{{ cfg['write_mode'] }}'
+            {%- for name, value in properties.items() %}
+            '{{ name }}' = '{{ value }}'{{ ',' if not loop.last }}
+            {%- endfor %}
         )
     {%- endset -%}
     {%- do run_query(ddl) -%}

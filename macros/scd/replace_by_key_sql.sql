@@ -44,7 +44,7 @@
     {%- set has_listed = run_query("show views like '" ~ listed ~ "'").rows | length > 0 -%}
     {%- set described = adapter.get_columns_in_relation(source) -%}
     {%- set columns = described | map(attribute='name') | list -%}
-    {%- do _replace_by_key_write_mode(target, _cdc_setting('replace_write_mode')) -%}
+    {%- do _replace_by_key_table_properties(target, _cdc_setting('replace_write_mode')) -%}
     {#- the recomputed rows, computed once and written to scratch files
         (the merge reads them three times; with `cache table` on the model's
         view Spark still recomputed it, measured); none: no entity changed,
@@ -134,20 +134,25 @@
     {{ return(found) }}
 {% endmacro %}
 
-{#- Set `target`'s write mode to `mode` (none: leave it), with format
-    version 2, unless it is already (one `show tblproperties`, no Spark
-    job). -#}
-{% macro _replace_by_key_write_mode(target, mode) %}
-    {%- if mode is none -%}{{ return(none) }}{%- endif -%}
-    {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
-        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': replace_write_mode is '" ~ mode
-            ~ "'; set it to 'copy-on-write' or 'merge-on-read'.") -%}
+{#- Set on `target` the model's tblproperties config (dbt_project.yml:
+    a table made before it gets it here, for the files written from now
+    on) and the write mode `mode` (none: leave it) with format version 2,
+    those that differ (one `show tblproperties`, no Spark job). -#}
+{% macro _replace_by_key_table_properties(target, mode) %}
+    {%- set wanted = {} -%}
+    {%- do wanted.update(config.get('tblproperties') or {}) -%}
+    {%- if mode is not none -%}
+        {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
+            {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': replace_write_mode is '" ~ mode
+                ~ "'; set it to 'copy-on-write' or 'merge-on-read'.") -%}
+        {%- endif -%}
+        {%- do wanted.update({'format-version': '2', 'write.merge.mode': mode, 'write.update.mode': mode,
+                              'write.delete.mode': mode}) -%}
     {%- endif -%}
+    {%- if not wanted -%}{{ return(none) }}{%- endif -%}
     {%- set properties = table_properties(target) -%}
-    {%- set wanted = {'format-version': '2', 'write.merge.mode': mode, 'write.update.mode': mode,
-                      'write.delete.mode': mode} -%}
     {%- set changes = [] -%}
-    {%- for name, value in wanted.items() if properties.get(name) != value -%}
+    {%- for name, value in wanted.items() if properties.get(name) != value | string -%}
         {%- do changes.append("'" ~ name ~ "' = '" ~ value ~ "'") -%}
     {%- endfor -%}
     {%- if changes -%}

@@ -204,6 +204,25 @@ def test_incremental_runs_name_their_entities(built, warehouse_run, simulated, s
             assert len(recomputed) < len(after), (batch, dim, "every entity named")
 
 
+def test_tables_carry_the_projects_table_properties(built, spark):
+    """The models' tblproperties config (dbt_project.yml: small Parquet row
+    groups, so that a filter by a few keys reads a few of them) is on the
+    tables both ways they are made: dbt-spark's create (the dimensions) and
+    the CDC models' own (the current state and its change log's table)."""
+    import yaml
+    from lakehouse_cdc import PROJECT_ROOT
+
+    wanted = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())[
+        "models"]["lakehouse_cdc"]["+tblproperties"]
+    wanted = {name: str(value) for name, value in wanted.items()}
+    assert wanted, "dbt_project.yml sets no tblproperties"
+    for table in ("t_wh_dimensions.dim_product", "t_wh_dimensions.dim_customer",
+                  "t_wh_silver.slv_retail__product",
+                  "t_wh_silver.slv_retail__product__cdc_changes"):
+        properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+        assert {name: properties.get(name) for name in wanted} == wanted, table
+
+
 def test_snapshot_kind_dimension_view(built, spark):
     """var dim_<entity>_kind=snapshot turns the dimension into a view over the
     snapshot; the generic SCD2 tests and the facts' relationship tests run on
