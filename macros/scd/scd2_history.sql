@@ -292,7 +292,8 @@ order by {{ entity_key }}
 {#- The log loads an incremental run compares: `since`, the newest log
     load the table has seen (1900-01-01 when none), `newest`, the newest row
     of the logs, `changed`, whether `newest` is the later, and `truncated`,
-    whether each source's log holds a truncate (_scd2_may_truncate). When
+    whether each source's log holds a truncate (_scd2_may_truncate; read
+    only when `changed`). When
     dbt runs the model incrementally (run, build; not a unit test) they are
     read first, in one query, and written into its SQL as constants: Iceberg
     skips the logs' files loaded before `since` for a constant, never for a
@@ -326,17 +327,27 @@ order by {{ entity_key }}
     {%- endif -%}
     {%- set read -%}
         select unix_micros(newest), unix_micros(since), coalesce(newest > since, false)
-            {%- for source in sources %},
-            (select count(*) from {{ source.relation }} where _cdc_op = 'T') > 0
-            {%- endfor %}
         from ({{ newest }}) as n (newest) cross join ({{ since }}) as s (since)
     {%- endset -%}
     {%- set row = run_query(read).rows[0] -%}
+    {#- whether each log holds a truncate: read only for a run that
+        recomputes (a scan of every log's op column) -#}
+    {%- set truncated = none -%}
+    {%- if row[2] -%}
+        {%- set read -%}
+            select
+            {%- for source in sources %}
+                (select count(*) from {{ source.relation }} where _cdc_op = 'T') > 0
+                    as truncated_{{ loop.index }}{{ ',' if not loop.last }}
+            {%- endfor %}
+        {%- endset -%}
+        {%- set truncated = run_query(read).rows[0] | list -%}
+    {%- endif -%}
     {{ return({
         'newest': 'cast(null as timestamp)' if row[0] is none else 'timestamp_micros(' ~ row[0] | int ~ ')',
         'since': 'timestamp_micros(' ~ row[1] | int ~ ')',
         'changed': row[2],
-        'truncated': row[3:] | list}) }}
+        'truncated': truncated}) }}
 {% endmacro %}
 
 {%- macro _scd2_order(alias) -%}
