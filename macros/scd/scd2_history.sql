@@ -295,7 +295,8 @@ order by {{ entity_key }}
     whether each source's log holds a truncate (_scd2_may_truncate; read
     only when `changed`). When
     dbt runs the model incrementally (run, build; not a unit test) they are
-    read first, in one query, and written into its SQL as constants: Iceberg
+    read first (the loads in one query, the truncates in a second) and
+    written into its SQL as constants: Iceberg
     skips the logs' files loaded before `since` for a constant, never for a
     subquery (as microseconds since the epoch: no time zone or date format
     between the read and the SQL). Otherwise (a first build, compile, docs)
