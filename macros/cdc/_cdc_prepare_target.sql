@@ -36,6 +36,9 @@
         {%- set evolved = _cdc_evolve_schema(target, run['data_columns'], along,
                                              run['data_columns'] | selectattr('name', 'in', cfg['keys'] + cfg['sequence_by']) | list) -%}
         {%- do run.update({'target_columns': evolved['names'], 'target_types': evolved['types']}) -%}
+        {#- a setting changed since the table was made (tblproperties,
+            cdc_write_mode): set for the files written from now on -#}
+        {%- do table_properties_apply(target, _cdc_table_properties(cfg)) -%}
     {%- endif -%}
     {%- if run['changes'] -%}
         {%- set kept = none if run['initial']
@@ -49,6 +52,7 @@
             {%- do _cdc_create_table(run['changes'], run['data_columns'], cfg, false, _cdc_changes_keys(cfg)) -%}
         {%- else -%}
             {%- do _cdc_evolve_schema(kept, run['data_columns']) -%}
+            {%- do table_properties_apply(kept, _cdc_table_properties(cfg)) -%}
         {%- endif -%}
     {%- endif -%}
     {%- if run['initial'] -%}
@@ -140,12 +144,7 @@
     the keys). -#}
 {% macro _cdc_create_table(table, data_columns, cfg, soft, order_by=none) %}
     {%- do run_query('drop table if exists ' ~ table) -%}
-    {#- the model's tblproperties config (dbt_project.yml), then the CDC
-        settings', which win -#}
-    {%- set properties = {} -%}
-    {%- do properties.update(config.get('tblproperties') or {}) -%}
-    {%- do properties.update({'format-version': '2', 'write.merge.mode': cfg['write_mode'],
-                              'write.update.mode': cfg['write_mode'], 'write.delete.mode': cfg['write_mode']}) -%}
+    {%- set properties = _cdc_table_properties(cfg) -%}
     {%- set ddl -%}
         create table {{ table }} (
             {%- for column in data_columns %}
@@ -168,4 +167,14 @@
     {%- endset -%}
     {%- do run_query(ddl) -%}
     {%- do run_query('alter table ' ~ table ~ ' write ordered by ' ~ (order_by or cfg['keys']) | join(', ')) -%}
+{% endmacro %}
+
+{#- The properties of a CDC model's tables (its table, its kept changes):
+    the model's tblproperties config (dbt_project.yml), then the CDC
+    settings', which win (format version 2, cdc_write_mode). -#}
+{% macro _cdc_table_properties(cfg) %}
+    {%- set properties = {} -%}
+    {%- do properties.update(config.get('tblproperties') or {}) -%}
+    {%- do properties.update(_iceberg_write_mode_properties(cfg['write_mode'], 'cdc_write_mode')) -%}
+    {{ return(properties) }}
 {% endmacro %}

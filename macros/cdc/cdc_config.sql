@@ -28,7 +28,10 @@
       cdc_deleted_at_column       soft mode: where deleted_at comes from
                                   (default _cdc_commit_ts)
       cdc_write_mode              Iceberg write.merge/update/delete.mode of the
-                                  table (default merge-on-read)
+                                  table and its kept changes (default
+                                  merge-on-read, or copy-on-write; set on a
+                                  table made before at its next run:
+                                  _cdc_prepare_target)
       cdc_keep_changes            true: also keep every change the run reads
                                   (not held, not rejected), one row per key
                                   and sequence, in `<table>__cdc_changes`,
@@ -123,6 +126,7 @@
         {%- do exceptions.raise_compiler_error(
             where ~ ": cdc_delete_mode is '" ~ cfg['delete_mode'] ~ "'; set it to 'hard' or 'soft'.") -%}
     {%- endif -%}
+    {%- do _iceberg_write_mode_properties(cfg['write_mode'], 'cdc_write_mode') -%}
     {%- if check_columns is not none -%}
         {#- each column a setting names, spelled as the model's column (the
             names are compared in lowercase, as Spark compares them) -#}

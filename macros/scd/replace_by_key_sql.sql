@@ -137,25 +137,12 @@
 {#- Set on `target` the model's tblproperties config (dbt_project.yml:
     a table made before it gets it here, for the files written from now
     on) and the write mode `mode` (none: leave it) with format version 2,
-    those that differ (one `show tblproperties`, no Spark job). -#}
+    those that differ (table_properties_apply). -#}
 {% macro _replace_by_key_table_properties(target, mode) %}
     {%- set wanted = {} -%}
     {%- do wanted.update(config.get('tblproperties') or {}) -%}
     {%- if mode is not none -%}
-        {%- if mode not in ('copy-on-write', 'merge-on-read') -%}
-            {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': replace_write_mode is '" ~ mode
-                ~ "'; set it to 'copy-on-write' or 'merge-on-read'.") -%}
-        {%- endif -%}
-        {%- do wanted.update({'format-version': '2', 'write.merge.mode': mode, 'write.update.mode': mode,
-                              'write.delete.mode': mode}) -%}
+        {%- do wanted.update(_iceberg_write_mode_properties(mode, 'replace_write_mode')) -%}
     {%- endif -%}
-    {%- if not wanted -%}{{ return(none) }}{%- endif -%}
-    {%- set properties = table_properties(target) -%}
-    {%- set changes = [] -%}
-    {%- for name, value in wanted.items() if properties.get(name) != value | string -%}
-        {%- do changes.append("'" ~ name ~ "' = '" ~ value ~ "'") -%}
-    {%- endfor -%}
-    {%- if changes -%}
-        {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ changes | join(', ') ~ ')') -%}
-    {%- endif -%}
+    {%- do table_properties_apply(target, wanted) -%}
 {% endmacro %}

@@ -12,6 +12,8 @@ from lakehouse_cdc.dbt_runner import DbtError, run_dbt
     [
         ("no_unique_key", ["model 'no_unique_key'", "needs unique_key", "config()"]),
         ("unknown_sequence", ["model 'unknown_sequence'", "cdc_sequence_by", "'commit_lsn'"]),
+        ("unknown_write_mode", ["model 'unknown_write_mode'", "cdc_write_mode is 'upsert'",
+                                "'merge-on-read' or 'copy-on-write'"]),
         ("not_iceberg", ["model 'not_iceberg'", "file_format is 'parquet'",
                          "file_format='iceberg'"]),
         # a change-log view over a model that does not keep its changes

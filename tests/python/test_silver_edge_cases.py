@@ -408,3 +408,64 @@ def test_a_dms_reload_keeps_the_history_before_it(spark, schema, tmp_path):
     assert versions == [("1900-01-01 00:00:00", "2025-01-01 01:00:00", "9.99", False),
                         ("2025-01-01 01:00:00", "2025-01-02 00:00:00", "12.50", False),
                         ("2025-01-02 00:00:00", "9999-12-31 00:00:00", "13.00", True)], versions
+
+
+def test_tables_made_before_take_the_projects_table_settings(spark, schema, tmp_path):
+    """A CDC table, its kept changes and a dimension whose properties differ
+    from the project's (made before a setting changed: here altered by
+    hand) take them on the next run that writes to them: the tblproperties
+    of dbt_project.yml and each one's write mode (cdc_write_mode's default,
+    the dimensions' replace_write_mode). A run after that neither alters
+    them nor reads them (dbt's listing shows them already there)."""
+    import yaml
+    from lakehouse_cdc import PROJECT_ROOT
+
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["models"][
+        "lakehouse_cdc"]
+    wanted = {name: str(value) for name, value in project["+tblproperties"].items()}
+    dim_mode = project["dimensions"]["+meta"]["replace_write_mode"]
+    modes = ("write.merge.mode", "write.update.mode", "write.delete.mode")
+    tables = {f"{schema}_silver.slv_retail__product": "merge-on-read",
+              f"{schema}_silver.slv_retail__product__cdc_changes": "merge-on-read",
+              f"{schema}_dimensions.dim_product": dim_mode}
+    landing = tmp_path / "landing"
+    folder = landing / "retail" / "product"
+    header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "product_id", "product_name", "category",
+              "unit_price", "row_audit_ts"]
+
+    def write(name: str, price: str, seq: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        ts = f"2025-01-01 0{seq}:00:00.000000"
+        with open(folder / name, "w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows(
+                [header, ["U" if seq else "I", ts, f"2025010100000000000000000000000000{seq}" if seq
+                          else "", "1", "Hammer", "tools", price, ts]])
+
+    def properties(table: str) -> dict[str, str]:
+        return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+
+    scenario = Scenario(Path("."), landing, schema, target_path=tmp_path / "target")
+    write("LOAD00000001.csv", "9.99", 0)
+    scenario.build("+dim_product", data_tests=False)
+    other = {"merge-on-read": "copy-on-write", "copy-on-write": "merge-on-read"}
+    for table, mode in tables.items():
+        spark.sql(f"alter table {table} unset tblproperties ({', '.join(map(repr, wanted))})")
+        spark.sql(f"alter table {table} set tblproperties ("
+                  + ", ".join(f"'{m}' = '{other[mode]}'" for m in modes) + ")")
+        assert not set(wanted.items()) & set(properties(table).items()), table
+
+    write("20250101-010000000.csv", "12.50", 1)
+    scenario.build("+dim_product", data_tests=False)
+    for table, mode in tables.items():
+        held = properties(table)
+        assert {name: held.get(name) for name in [*wanted, *modes]} == {
+            **wanted, **dict.fromkeys(modes, mode)}, table
+
+    # neither an alter nor a read of the properties (which the listing shows)
+    write("20250101-020000000.csv", "13.00", 2)
+    with failing_statements(r"(?i)\bset\s+tblproperties\b"
+                            r"|\bshow\s+tblproperties\s+\S*(__cdc_changes|dim_product)\b"):
+        scenario.build("+dim_product", data_tests=False)
+    assert [str(r.unit_price) for r in spark.sql(
+        f"select unit_price from {schema}_dimensions.dim_product where product_id = 1 "
+        "order by rec_eff_dt").collect()] == ["9.99", "12.50", "13.00"]
