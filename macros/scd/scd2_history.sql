@@ -326,11 +326,19 @@ order by {{ entity_key }}
         {{ return({'newest': '(' ~ newest ~ ')', 'since': '(' ~ since ~ ')', 'changed': none,
                    'truncated': none}) }}
     {%- endif -%}
+    {#- `since` from the upper bounds Iceberg keeps for the column in each
+        data file's metadata (_scd2_since_from_bounds); the table scanned
+        only when a file has values but no bound -#}
     {%- set read -%}
-        select unix_micros(newest), unix_micros(since), coalesce(newest > since, false)
-        from ({{ newest }}) as n (newest) cross join ({{ since }}) as s (since)
+        select unix_micros(newest), unix_micros(since)
+        from ({{ newest }}) as n (newest) cross join ({{ _scd2_since_from_bounds() }}) as s (since)
     {%- endset -%}
-    {%- set row = run_query(read).rows[0] -%}
+    {%- set loaded = run_query(read).rows[0] -%}
+    {%- set newest_micros, since_micros = loaded[0], loaded[1] -%}
+    {%- if since_micros is none -%}
+        {%- set since_micros = run_query('select unix_micros((' ~ since ~ '))').rows[0][0] -%}
+    {%- endif -%}
+    {%- set row = [newest_micros, since_micros, newest_micros is not none and newest_micros > since_micros] -%}
     {#- whether each log holds a truncate: read only for a run that
         recomputes (a scan of every log's op column) -#}
     {%- set truncated = none -%}
@@ -350,6 +358,25 @@ order by {{ entity_key }}
         'changed': row[2],
         'truncated': truncated}) }}
 {% endmacro %}
+
+{#- The newest log load the incremental table has seen (`since` of
+    _scd2_loads, 1900-01-01 when it holds none), from the upper bounds of
+    `_dim_source_loaded_at` that Iceberg keeps for each data file: no scan
+    of the table (Iceberg does not answer the maximum from them itself
+    once the table has delete files, as a merge-on-read dimension does).
+    A bound may come from a row deleted since (a file's rows deleted by
+    position keep the file); every row was written by a run that had
+    applied the logs up to the time it carries, so the maximum is never
+    past what the table has applied, only sometimes later than its live
+    rows' maximum (fewer keys recomputed, none missed). Null when a file
+    holds values without a bound (metrics off, or beyond the columns
+    Iceberg keeps them for): the caller then scans. -#}
+{%- macro _scd2_since_from_bounds() -%}
+    select case when count_if(m.upper_bound is null
+                              and coalesce(m.null_value_count, -1) < f.record_count) = 0
+                then coalesce(max(m.upper_bound), timestamp '1900-01-01 00:00:00') end
+    from (select readable_metrics._dim_source_loaded_at as m, record_count from {{ this }}.data_files) as f
+{%- endmacro %}
 
 {%- macro _scd2_order(alias) -%}
     named_struct('p', {{ alias }}._cdc_phase, 't', {{ alias }}._cdc_commit_ts, 's', {{ alias }}._cdc_change_seq)

@@ -469,3 +469,47 @@ def test_tables_made_before_take_the_projects_table_settings(spark, schema, tmp_
     assert [str(r.unit_price) for r in spark.sql(
         f"select unit_price from {schema}_dimensions.dim_product where product_id = 1 "
         "order by rec_eff_dt").collect()] == ["9.99", "12.50", "13.00"]
+
+
+def test_a_dimension_reads_its_applied_loads_from_file_bounds_or_else_scans(spark, schema,
+                                                                          tmp_path):
+    """dim_product's incremental run takes the newest log load it has applied
+    from the upper bounds Iceberg keeps for each data file, without a scan
+    of the table; where a file holds values but no bound (here: metrics
+    turned off on the table), it scans instead. The history follows every
+    change either way."""
+    landing = tmp_path / "landing"
+    folder = landing / "retail" / "product"
+    header = ["Op", "dms_commit_ts", "AR_H_CHANGE_SEQ", "product_id", "product_name", "category",
+              "unit_price", "row_audit_ts"]
+    stamps = ["2025-01-01 00:00:00.000000", "2025-01-01 01:00:00.000000",
+              "2025-01-01 02:00:00.000000"]
+
+    def write(name: str, price: str, seq: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / name, "w", newline="") as handle:
+            csv.writer(handle, lineterminator="\n").writerows(
+                [header, ["U" if seq else "I", stamps[seq],
+                          f"2025010100000000000000000000000000{seq}" if seq else "", "1",
+                          "Hammer", "tools", price, stamps[seq]]])
+
+    scan = r"max\(_dim_source_loaded_at\)"
+    dim = f"{schema}_dimensions.dim_product"
+    scenario = Scenario(Path("."), landing, schema, target_path=tmp_path / "target")
+    write("LOAD00000001.csv", "9.99", 0)
+    scenario.build("+dim_product", data_tests=False)
+    # files written from now on carry no column bounds
+    spark.sql(f"alter table {dim} set tblproperties ('write.metadata.metrics.default' = 'none')")
+    write("20250101-010000000.csv", "12.50", 1)
+    with failing_statements(scan):  # the first build's files have bounds: no scan
+        scenario.build("+dim_product", data_tests=False)
+    write("20250101-020000000.csv", "13.00", 2)
+    with failing_statements(scan), pytest.raises(DbtError, match="stopped here by the test"):
+        scenario.build("+dim_product", data_tests=False)
+    scenario.build("+dim_product", data_tests=False)
+    versions = [(str(r.rec_eff_dt), str(r.rec_exp_dt), str(r.unit_price), r.is_current)
+                for r in spark.sql(f"select * from {dim} where product_id = 1 "
+                                   "order by rec_eff_dt").collect()]
+    assert versions == [("1900-01-01 00:00:00", "2025-01-01 01:00:00", "9.99", False),
+                        ("2025-01-01 01:00:00", "2025-01-01 02:00:00", "12.50", False),
+                        ("2025-01-01 02:00:00", "9999-12-31 00:00:00", "13.00", True)], versions
