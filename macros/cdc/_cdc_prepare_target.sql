@@ -161,7 +161,7 @@
         {{ partition_cols(label='partitioned by') }}
         tblproperties (
             {%- for name, value in properties.items() %}
-            '{{ name }}' = '{{ value }}'{{ ',' if not loop.last }}
+            {{ sql_string(name) }} = {{ sql_string(_table_property_text(value)) }}{{ ',' if not loop.last }}
             {%- endfor %}
         )
     {%- endset -%}

@@ -2,8 +2,8 @@
     (name -> value) that it lacks or holds with another value, in one
     `alter table` (none when it holds them all): a setting changed in
     dbt_project.yml or a model's config reaches the tables made before it,
-    for the files written from then on. A boolean value is compared and set
-    as Spark prints it ('true', not 'True').
+    for the files written from then on. Values are compared and set as
+    Spark prints them (_table_property_text).
 
     First from the listing dbt cached when the invocation began (`show
     table extended`: the catalog's table parameters, no statement), which
@@ -17,7 +17,7 @@
 {% macro table_properties_apply(relation, wanted) %}
     {%- set values = {} -%}
     {%- for name, value in (wanted or {}).items() -%}
-        {%- do values.update({name: value | string | lower if value is boolean else value | string}) -%}
+        {%- do values.update({name: _table_property_text(value)}) -%}
     {%- endfor -%}
     {%- if not values -%}{{ return(none) }}{%- endif -%}
     {%- set cached = adapter.get_relation(database=relation.database, schema=relation.schema,

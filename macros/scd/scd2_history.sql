@@ -336,6 +336,9 @@ order by {{ entity_key }}
     {%- set loaded = run_query(read).rows[0] -%}
     {%- set newest_micros, since_micros = loaded[0], loaded[1] -%}
     {%- if since_micros is none -%}
+        {%- do log(model.name ~ ': a data file of ' ~ this ~ ' has no upper bound for _dim_source_loaded_at '
+                   ~ '(column metrics off, or beyond the columns Iceberg keeps them for): scanning the table '
+                   ~ 'for its newest applied load', info=true) -%}
         {%- set since_micros = run_query('select unix_micros((' ~ since ~ '))').rows[0][0] -%}
     {%- endif -%}
     {%- set row = [newest_micros, since_micros, newest_micros is not none and newest_micros > since_micros] -%}
