@@ -8,8 +8,9 @@
       integers   optional sign and digits only (range: the cast's NULL)
       decimal    no more fractional digits than the scale, except trailing
                  zeros (precision overflow: the cast's NULL); scale 0
-                 (decimal(38,0), plain decimal): zeros only after the point
-      date       yyyy-MM-dd, or a midnight timestamp
+                 (decimal(38,0), decimal(18), plain decimal; numeric and
+                 dec spell the same type): zeros only after the point
+      date       yyyy-MM-dd, or a midnight timestamp, years 0001-9999
       timestamp  yyyy-MM-dd HH:mm:ss with at most 6 fractional digits
                  (microseconds), years 0001-9999
       boolean    true/false, t/f, yes/no, y/n, 1/0 (any case)
@@ -19,19 +20,25 @@
                  or underflow (1e-400 is not 0); or Infinity, Inf or NaN as
                  written. Rounding to the nearest binary value is what the
                  declared type means, and is not checked.
-    Other types (string) are not checked here.
+      string, varchar(n), char(n)
+                 not checked (text stays text)
+    Any other type fails the compilation, naming these: a cast this macro
+    cannot check would change values silently.
 #}
 {% macro lossless_cast_check(expr, data_type) %}
     {%- set t = data_type | lower | replace(' ', '') -%}
-    {%- set decimal = modules.re.match('^(decimal|numeric)\\((\\d+),(\\d+)\\)$', t) -%}
+    {#- decimal, decimal(p), decimal(p,s); numeric and dec are its other names -#}
+    {%- set decimal = modules.re.match('^(decimal|numeric|dec)(\\((\\d+)(,(\\d+))?\\))?$', t) -%}
+    {%- set scale = (decimal.group(5) or '0') if decimal else none -%}
     {%- if t in ('tinyint', 'smallint', 'int', 'integer', 'bigint', 'long', 'short', 'byte') -%}
         {{ expr }} rlike '^[+-]?[0-9]+$'
-    {%- elif t in ('decimal', 'numeric') or (decimal and decimal.group(3) == '0') -%}
+    {%- elif decimal and scale | int == 0 -%}
         {{ expr }} rlike '^[+-]?([0-9]+(\\.0*)?|\\.0+)$'
     {%- elif decimal -%}
-        {{ expr }} rlike '^[+-]?([0-9]+(\\.[0-9]{0,{{ decimal.group(3) }}}0*)?|\\.[0-9]{1,{{ decimal.group(3) }}}0*)$'
+        {{ expr }} rlike '^[+-]?([0-9]+(\\.[0-9]{0,{{ scale }}}0*)?|\\.[0-9]{1,{{ scale }}}0*)$'
     {%- elif t == 'date' -%}
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}( 00:00:00(\\.0{1,9})?)?$'
+        and not startswith({{ expr }}, '0000-')
     {%- elif t in ('timestamp', 'timestamp_ntz', 'timestamp_ltz') -%}
         {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6})?$'
         and not startswith({{ expr }}, '0000-')
@@ -43,7 +50,12 @@
          or lower({{ expr }}) rlike '^[+-]?(inf|infinity|nan)$')
     {%- elif t == 'boolean' -%}
         lower({{ expr }}) in ('true', 'false', 't', 'f', 'yes', 'no', 'y', 'n', '1', '0')
-    {%- else -%}
+    {%- elif t == 'string' or modules.re.match('^(var)?char\\(\\d+\\)$', t) -%}
         true
+    {%- else -%}
+        {%- do exceptions.raise_compiler_error("lossless_cast_check: the type '" ~ data_type ~ "' (a column's "
+            ~ "data_type, " ~ expr ~ ") is not one whose casts are checked, so its values could change "
+            ~ "without a reject. Declare it as one of: tinyint, smallint, int, bigint, decimal(p,s), "
+            ~ "double, float, date, timestamp, timestamp_ntz, boolean, string, varchar(n), char(n).") -%}
     {%- endif -%}
 {% endmacro %}

@@ -3268,3 +3268,49 @@ def test_a_number_a_double_or_float_cannot_hold_is_a_reject(spark):
         f"where isnan(cast(v as double)) = false and (abs(cast(v as double)) = double('inf') "
         f"or cast(v as double) = 0) and lower(v) not like '%inf%'").collect()}
     assert changed == {"-0.0", "0e-400", "1.7976931348623159e308", "1e400", "-1e400", "1e-400"}
+
+
+#: (declared type, its scale as the SQL standard reads it): a decimal
+#: declared without a scale has scale 0, and numeric and dec are its names
+DECIMAL_SPELLINGS = [("decimal(18)", 0), ("NUMERIC(18)", 0), ("dec(10,2)", 2), ("dec", 0),
+                     ("decimal", 0), ("numeric(12, 3)", 3)]
+DECIMAL_TEXTS = ["7", "7.0", "1.5", "2.49", "-0.5", "1.005", "1.250", ".5", "12.3450"]
+
+
+def test_a_decimal_declared_without_a_scale_or_as_dec_rounds_nothing(spark):
+    """Every spelling of a decimal type is checked as its scale says: a value
+    with more fractional digits than the scale (other than trailing zeros)
+    is a reject, where Spark's cast would round it (1.5 into decimal(18) is
+    2). A year-0 date is a reject (Spark reads it as 1 BC). A type whose
+    casts are not checked fails the compilation instead of passing every
+    value."""
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    inline = ";".join(f"{{{{ lossless_cast_check('v', '{t}') }}}}" for t, _ in DECIMAL_SPELLINGS)
+    checks = run_dbt(["compile", "--inline", inline]).result.results[0].node.compiled_code \
+        .split(";")
+    values = ", ".join(f"('{text}')" for text in DECIMAL_TEXTS)
+    for (declared, scale), check in zip(DECIMAL_SPELLINGS, checks, strict=True):
+        seen = {r.v: r.ok for r in spark.sql(
+            f"select v, {check} as ok from values {values} as t(v)").collect()}
+        # lossless: the value equals itself rounded to the scale
+        truth = {text: Decimal(text) == Decimal(text).quantize(Decimal(1).scaleb(-scale))
+                 for text in DECIMAL_TEXTS}
+        assert seen == truth, declared
+        # and those are the values Spark's cast changes
+        changed = {r.v for r in spark.sql(
+            f"select v from values {values} as t(v) "
+            f"where cast(try_cast(v as {declared}) as decimal(38,10)) <> cast(v as decimal(38,10))"
+        ).collect()}
+        assert changed == {text for text, ok in truth.items() if not ok}, declared
+
+    date = run_dbt(["compile", "--inline", "{{ lossless_cast_check('v', 'date') }}"]) \
+        .result.results[0].node.compiled_code
+    assert [r.ok for r in spark.sql(
+        f"select {date} as ok from values ('0000-06-01'), ('0001-01-01'), ('9999-12-31') "
+        "as t(v)").collect()] == [False, True, True]
+
+    with pytest.raises(DbtError, match=r"the type 'interval day' .* is not one whose casts are "
+                                       r"checked(.|\n)*decimal\(p,s\)"):
+        run_dbt(["compile", "--inline",
+                 "{% if execute %}{{ lossless_cast_check('v', 'interval day') }}{% endif %}"])
