@@ -137,7 +137,11 @@
          and split into fields: "" is an empty string, an empty unquoted
          field or the null_value literal is NULL;
       4. fields are mapped to columns by the file's header (header: true) or
-         by the declared order (header: false), validated per file.
+         by the declared order (header: false), validated per file. A file
+         whose header is refused has all its records quarantined, its first
+         one too (as row 0): it may be a row, in a file written without a
+         header (AddColumnName=false, DMS's default) under a source that
+         declares one, and nothing tells a header from a row there.
     A file whose bytes are not all accounted for by its lines fails the
     query: silent loss is never an option.
 #}
@@ -216,7 +220,8 @@
                     then concat('unexpected_header: ', array_join(filter(f.names,
                         n -> not array_contains(array({{ _bronze_sql_list(known) }}), n)
                              and not n rlike '^[a-z_][a-z0-9_]*$'), ', '),
-                        ' is not a column name (a wrong delimiter?)')
+                        ' is not a column name (a wrong delimiter? or a file without a header,'
+                        ' AddColumnName=false: set header: false on the source)')
                 {%- if not cfg['schema_evolution'] %}
                 when size(filter(f.names, n -> not array_contains(array({{ _bronze_sql_list(known) }}), n))) > 0
                     then concat('unexpected_header: ', array_join(filter(f.names,
@@ -269,7 +274,12 @@
             {{ _bronze_csv_fields('record') }} as fields,
             f.names,
             f.file_reason,
+            {%- if cfg['header'] %}
+            f.file_rows + case when f.file_reason is not null and coalesce(f.header, '') <> '' then 1 else 0 end
+                as file_rows,
+            {%- else %}
             f.file_rows,
+            {%- endif %}
             {%- for name in known %}
             f.`_p_{{ loop.index }}`,
             {%- endfor %}
@@ -291,6 +301,9 @@
         join shaped as f
             on r.file = f.file
         where {{ is_data_row }}
+        {%- if cfg['header'] %}
+            or (r.record_no = 0 and r.record <> '' and f.file_reason is not null)
+        {%- endif %}
     ),
 
     mapped as (

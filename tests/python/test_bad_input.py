@@ -130,6 +130,9 @@ class CorpusFile:
     listed: bool = True  # Spark lists it (hidden and empty files it does not)
     data_file: bool = True  # a data file, not a checksum/marker
     held: bool = False  # held back: not logged, not applied
+    # the first line, when the file's header is refused: quarantined as row 0
+    # (it may be a row: a file written without a header)
+    header_row: Row | None = None
 
 
 class Corpus:
@@ -228,7 +231,8 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
     # 6 duplicate header names
     rows = [c.change("I", 40, outcome=q, reasons=("duplicate_header",))]
     rows[0].raw = encode([*rows[0].fields, "x"])
-    add("20250101-000006000.csv", rows, header=[*HEADER, "name"])
+    add("20250101-000006000.csv", rows, header=[*HEADER, "name"]).header_row = Row(
+        [], q, reasons=("duplicate_header",), raw=",".join([*HEADER, "name"]))
     # 7 too few fields, 8 too many fields
     short = c.change("I", 51, outcome=q, reasons=("malformed",))
     short.raw = encode(short.fields[:-2])
@@ -271,7 +275,8 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
     rows = [c.change("I", k, outcome=q, reasons=("unexpected_header",)) for k in (120, 121)]
     for r in rows:
         r.raw = ";".join(v or "" for v in r.fields)
-    add("20250101-000014000.csv", rows, header=[";".join(HEADER)])
+    add("20250101-000014000.csv", rows, header=[";".join(HEADER)]).header_row = Row(
+        [], q, reasons=("unexpected_header",), raw=";".join(HEADER))
     # 15 a byte-order mark, 16 CRLF line ends with a CRLF inside a quoted value
     bom = [c.change("I", 130), c.change("I", 131)]
     add("20250101-000015000.csv", bom, data=b"\xef\xbb\xbf" + lines(HEADER, bom))
@@ -385,6 +390,13 @@ def items_corpus(c: Corpus) -> tuple[list[CorpusFile], list[CorpusFile]]:
     )
     # 32 an empty file
     add("20250101-000032000.csv", [], data=b"", listed=False)
+    # 33 files written without a header (DMS's default, AddColumnName=false)
+    # under this source, which declares one: every row quarantined, the first
+    # too, also when it is the file's only row
+    rows = [c.change("I", k, outcome=q, reasons=("unexpected_header",)) for k in (290, 291, 292)]
+    add("20250101-000033000.csv", rows[1:], data=lines(None, rows)).header_row = rows[0]
+    alone = c.change("U", 1, name="lost?", outcome=q, reasons=("unexpected_header",))
+    add("20250101-000033001.csv", [], data=lines(None, [alone])).header_row = alone
 
     # run 2: the cut file lands complete under its name; a file lands late
     # with a modification time three days old (a copy keeping source times)
@@ -538,7 +550,9 @@ def check_run(
         if not f.data_file:
             assert entry.status == "ignored", (f.name, entry)
             continue
-        count = Counter(outcome(r) for r in f.rows)
+        numbered = [*([(0, f.header_row)] if f.header_row else []),
+                    *enumerate(f.rows, start=1)]
+        count = Counter(outcome(r) for _, r in numbered)
         got = (
             entry.status,
             entry.rows_in_file,
@@ -549,14 +563,14 @@ def check_run(
         )
         want = (
             "applied",
-            len(f.rows),
-            len(f.rows),
+            len(numbered),
+            len(numbered),
             count["applied"],
             count["superseded"],
             count["quarantined"],
         )
         assert got == want, f"{f.name}: file log {got}, expected {want}"
-        for number, row in enumerate(f.rows, start=1):
+        for number, row in numbered:
             if row.outcome != "quarantined":
                 assert (f.name, number) not in quarantine, (
                     f.name,
@@ -836,6 +850,7 @@ def test_undeclared_column_without_schema_evolution_is_quarantined(spark, projec
         for r in spark.sql(f"select * from {schema}_silver.cdc_quarantine").collect()
     )
     assert quarantine == [
+        ("20250101-000002000.csv", 0, "unexpected_header", ",".join([*HEADER, "colour"])),
         ("20250101-000002000.csv", 1, "unexpected_header", bad[0].raw),
         ("20250101-000002000.csv", 2, "unexpected_header", bad[1].raw),
     ], quarantine
