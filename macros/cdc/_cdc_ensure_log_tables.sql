@@ -3,7 +3,9 @@
       cdc_file_log    every file each model has listed: applied (with its
                       rows in the file, read, applied, superseded,
                       quarantined, and the Debezium schema-change events
-                      it held, skipped) or ignored (not a data file)
+                      it held, skipped) or ignored (not a data file);
+                      `lakehouse erase` adds, as erased, the version of a
+                      file it rewrote (_cdc_logged)
       cdc_run_audit   one row per model run that found new files: files, rows read, applied,
                       superseded, quarantined (each counted on its own),
                       non-data files ignored, incomplete files held back,

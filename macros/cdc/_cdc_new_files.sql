@@ -1,9 +1,9 @@
 {#
     Step 1 of a CDC run: find the files to read. Lists every file under the
     source's location (no content is read) and keeps those this model has
-    not logged yet, by path and modification time, so a file that lands
-    late with an old modification time (a copy or a restore), or lands
-    again with another time, is found like any other. The list is frozen
+    not logged yet, by path, modification time and size, so a file that
+    lands late with an old modification time (a copy or a restore), or
+    lands again with another time or size, is found like any other. The list is frozen
     for the run in `<model>__cdc_files` (data files: is_data; others are
     logged as ignored by cdc_apply), so what is logged is exactly what was
     listed.
@@ -184,11 +184,8 @@
 
 {#- The files under the sources of (model, source node) pairs, one row per
     pair and file: model_name, source_id, file_path, file_modified_at,
-    file_size, is_data (the source's file_pattern), logged (in the model's
-    cdc_file_log with that modification time; only such rows are left out
-    when `unlogged_only`) and gone false. Not by size: an erasure (lakehouse
-    erase) rewrites a landed file without the subject's rows and keeps its
-    time, so that it is not read again.
+    file_size, is_data (the source's file_pattern), logged (_cdc_logged;
+    only such rows are left out when `unlogged_only`) and gone false.
     Then, unless `unlogged_only`, a row per data file a model read in
     earlier runs that is no longer under its sources' locations, by path (a
     file landed again with another time is still there): gone true;
@@ -239,8 +236,7 @@
         f.file_modified_at,
         f.file_size,
         f.is_data,
-        case when f.file_path is not null
-            then coalesce(array_contains(l.times, f.file_modified_at), false) end as logged,
+        case when f.file_path is not null then {{ _cdc_logged('l.versions', 'f') }} end as logged,
         f.file_path is null as gone
     from (
         select /*+ broadcast(p) */ p.model_name, f.*
@@ -260,7 +256,7 @@
             on f.source_id = p.source_id
     ) as f
     full join (
-        select model_name, file_path, collect_set(file_modified_at) as times,
+        select model_name, file_path, collect_set(named_struct('t', file_modified_at, 's', file_size)) as versions,
             {{ 'model_name in (' ~ checked | unique | join(', ') ~ ')' if checked else 'false' }}
                 and bool_or(coalesce(status, '') <> 'ignored') as checked
         from ({{ _cdc_logged_files_sql(pairs | map(attribute=0) | list) }}) as logged
@@ -268,13 +264,31 @@
     ) as l
         on l.model_name = f.model_name and l.file_path = f.file_path
     where f.file_path is not null
-        {%- if unlogged_only %} and not coalesce(array_contains(l.times, f.file_modified_at), false)
+        {%- if unlogged_only %} and not {{ _cdc_logged('l.versions', 'f') }}
         {%- else %} or l.checked
         {%- endif %}
 {% endmacro %}
 
-{#- The file log rows (model_name, file_path, file_modified_at, status)
-    of `models`, each schema's cdc_file_log read once for all its models -#}
+{#- Whether a listed file (`file`: the alias of a row with file_modified_at
+    and file_size) is one of the versions of its path the model logged
+    (`versions`: an array of structs t, the modification time, and s, the
+    size, from cdc_file_log): a file landed again under its name with
+    another time, or with the same time and another size (a copy that keeps
+    times), is new. A logged size of NULL (a model that does not read
+    through cdc_changes(), which logs none) matches any size. An erasure
+    (lakehouse erase) rewrites a landed file without the subject's rows
+    and keeps its time; it logs the rewritten version (status 'erased')
+    before it replaces the file, so that it is not read again. A file
+    landed again with the same time and the same size is not told apart
+    (that would take reading every file). -#}
+{% macro _cdc_logged(versions, file) -%}
+    coalesce(exists({{ versions }}, v -> v.t = {{ file }}.file_modified_at
+                                        and (v.s is null or v.s = {{ file }}.file_size)), false)
+{%- endmacro %}
+
+{#- The file log rows (model_name, file_path, file_modified_at, file_size,
+    status) of `models`, each schema's cdc_file_log read once for all its
+    models -#}
 {% macro _cdc_logged_files_sql(models) %}
     {%- set logs = {} -%}
     {%- for log_model in models -%}
@@ -284,12 +298,13 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for relation, names in logs.items() %}
-            select model_name, file_path, file_modified_at, status from {{ relation }}
+            select model_name, file_path, file_modified_at, file_size, status from {{ relation }}
             where model_name in ({{ names | unique | join(', ') }})
             {{- '\n            union all' if not loop.last }}
     {%- else %}
             select cast(null as string) as model_name, cast(null as string) as file_path,
-                cast(null as timestamp) as file_modified_at, cast(null as string) as status
+                cast(null as timestamp) as file_modified_at, cast(null as bigint) as file_size,
+                cast(null as string) as status
             where false
     {%- endfor %}
 {% endmacro %}

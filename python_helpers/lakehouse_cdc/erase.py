@@ -44,6 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 PEPPER_ENV = "LAKEHOUSE_ERASURE_PEPPER"
 STEPS = ("started", "keys", "tables", "rebuilt", "landing", "purged", "certified")
@@ -400,8 +401,11 @@ class Erasure:
 
     def rewrite_landing(self, lines: dict[Path, list[int]]) -> int:
         """Rewrite each file without the subject's rows, with its original
-        modification time: silver identifies applied files by path and
-        modification time, so the file is not read again as new."""
+        modification time. Silver knows applied files by path, time and size
+        (macros/cdc/_cdc_new_files.sql, _cdc_logged): the rewritten version
+        is logged as erased, for every model that logged the file, before
+        it replaces the file, so that it is not read again as new (a run
+        killed in between leaves both versions logged)."""
         for stale in _all_files(self.decl.landing):
             if stale.name.endswith(_HIDDEN_TMP):  # left by a killed run
                 stale.unlink()
@@ -430,8 +434,44 @@ class Erasure:
                     data = gzip.compress(data)
                 tmp.write_bytes(data)
             os.utime(tmp, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            self.log_erased_version(path, stat.st_mtime_ns // 1_000_000, tmp.stat().st_size)
             os.replace(tmp, path)
         return len(lines)
+
+    @functools.cached_property
+    def file_logs(self) -> list[str]:
+        """The CDC models' file logs (`cdc_file_log`) of the project's schemas."""
+        logs = [f"{self.decl.schema}_{layer}.cdc_file_log" for layer in LAYERS]
+        return [log for log in logs if self.spark.catalog.tableExists(log)]
+
+    def log_erased_version(self, path: Path, modified_ms: int, size: int) -> None:
+        """Log, as erased, the rewritten version (`size` bytes, the same
+        modification time) of a landing file for each model whose file log
+        holds the file at that time; idempotent."""
+        for log in self.file_logs:
+            # (Spark writes a path as a URI, encoded: matched here, not in SQL)
+            logged = self.sql(f"select distinct file_path from {log} "
+                              f"where unix_millis(file_modified_at) = {modified_ms}")
+            paths = sorted({r.file_path for r in logged
+                            if Path(unquote(urlparse(r.file_path).path)) == path})
+            if not paths:
+                continue
+            self.sql(f"""
+                insert into {log} (model_name, file_path, file_modified_at, row_count, applied_at,
+                    run_id, status, file_size, rows_in_file, rows_applied, rows_superseded,
+                    rows_quarantined, events_skipped)
+                select model_name, file_path, file_modified_at, 0, current_timestamp(),
+                    '{self.run_id}', 'erased', {size}, null, 0, 0, 0, 0
+                from (select distinct model_name, file_path, file_modified_at from {log}
+                      where file_path in ({", ".join(map(_sql_text, paths))})
+                          and unix_millis(file_modified_at) = {modified_ms}
+                          and status <> 'ignored') as logged
+                where not exists (
+                    select 1 from {log} as l
+                    where l.model_name = logged.model_name
+                        and l.file_path = logged.file_path
+                        and l.file_modified_at = logged.file_modified_at
+                        and l.file_size = {size})""")
 
     # tables ----------------------------------------------------------------------
     def touched_tables(self) -> list[str]:
@@ -537,6 +577,11 @@ class Erasure:
         self.log(f"[erase] done: {removed_now} row(s) removed and {files} landing file(s) "
                  f"rewritten by this run; {totals[1]} row(s) from {totals[0]} table(s) in all")
         return certificate
+
+
+def _sql_text(value: str) -> str:
+    """A Spark SQL string literal (the rule of macros/bronze/sql_string.sql)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # --- the certificate -------------------------------------------------------------

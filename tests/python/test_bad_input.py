@@ -1258,7 +1258,9 @@ def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
 ):
     """A file copied again under its name with new content (and a new
     modification time) is a new version: its new rows are applied, and its
-    quarantined row has its own text, not the first version's."""
+    quarantined row has its own text, not the first version's. So is one
+    copied again with the same time (a copy that keeps times) and another
+    size: its new row is applied, its repeated rows change nothing."""
     project = _one_table_project(project_copy, MODEL_SQL % "items")
     folder = tmp_path / "landing" / "hostile" / "items"
     schema = "t_reland_" + os.urandom(3).hex()
@@ -1272,11 +1274,21 @@ def test_a_file_landed_again_with_new_content_keeps_its_own_quarantine_text(
     build(project, tmp_path, schema, "slv_hostile__items")
     land(folder, [CorpusFile(name, lines(HEADER, second), second)], mtime=when + 60)
     build(project, tmp_path, schema, "slv_hostile__items")
-
     assert sorted(r.item_id for r in spark.table(table).collect()) == [1, 3]
+    third = [*second, c.change("I", 4)]
+    land(folder, [CorpusFile(name, lines(HEADER, third), third)], mtime=when + 60)
+    build(project, tmp_path, schema, "slv_hostile__items")
+
+    assert sorted(r.item_id for r in spark.table(table).collect()) == [1, 3, 4]
     records = sorted((r.row_number, r.record) for r in spark.sql(
         f"select row_number, record from {schema}_silver.cdc_quarantine").collect())
     assert records == sorted((2, encode(row.fields)) for row in (first[1], second[1])), records
+    versions = sorted((r.t, r.size, r.rows_applied) for r in spark.sql(
+        f"select unix_millis(file_modified_at) as t, file_size as size, rows_applied "
+        f"from {schema}_silver.cdc_file_log").collect())
+    sizes = [len(lines(HEADER, rows)) for rows in (first, second, third)]
+    assert versions == [(when * 1000, sizes[0], 1), ((when + 60) * 1000, sizes[1], 1),
+                        ((when + 60) * 1000, sizes[2], 1)], versions
 
 
 def test_a_headerless_file_short_of_an_unmarked_column_is_refused(spark, project_copy, tmp_path):

@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 from cdc_helpers import diff, truth_state
@@ -319,10 +320,21 @@ def _erase_killed_and_rerun(work) -> None:
     blocked = [e for e in later["tables"][f"{SCHEMA}_ops.erasure_events"]
                if e["origin"] == "post-hook"]
     assert sum(int(e["rows_removed"]) for e in blocked) > 0, "nothing was counted as blocked"
-    # the rewritten batch-0 files were not read again as new files
-    logged = Counter((r["model_name"], r["file_path"])
-                     for r in later["tables"][f"{SCHEMA}_silver.cdc_file_log"])
+    # the rewritten files were not read again as new files: each file applied
+    # once per model, each rewritten version logged as erased with its size
+    # (a file is known by path, time and size), the batch-0 ones that shrank too
+    file_log = later["tables"][f"{SCHEMA}_silver.cdc_file_log"]
+    logged = Counter((r["model_name"], r["file_path"]) for r in file_log
+                     if r["status"] != "erased")
     assert max(logged.values()) == 1, [k for k, n in logged.items() if n > 1]
+    erased = {(r["model_name"], Path(unquote(urlparse(r["file_path"]).path))): int(r["file_size"])
+              for r in file_log if r["status"] == "erased"}
+    assert {(model, path) for model, path in erased} <= set(
+        (r["model_name"], Path(unquote(urlparse(r["file_path"]).path))) for r in file_log
+        if r["status"] == "applied")
+    assert all(path.stat().st_size == size for (_, path), size in erased.items()), erased
+    shrunk = {p for p in mtimes if p.stat().st_size < sizes[p]}
+    assert shrunk and shrunk <= {path for _, path in erased}, (shrunk, erased)
 
 
 @pytest.mark.background(work=_erase_killed_and_rerun)
