@@ -20,6 +20,9 @@
       kept, kept_undeclared      rows neither held nor quarantined (what
                                  cdc_keep_changes keeps), and the undeclared
                                  columns they carry
+      unavailable_undeclared     undeclared columns in which such a row
+                                 carries Debezium's unchanged-TOAST
+                                 placeholder (the run fails on them)
       placeholders               rows with a Debezium TOAST column not
                                  filled within the batch, or filled there
                                  (_cdc_fill_from_log may fill them from a
@@ -31,9 +34,11 @@
     One query, per file (a few rows) and summed here: the row conservation
     check (_cdc_check_conservation), these counts and the file log used to
     read the batch three times (0.3-0.6 s of a 10-row run, 2026-11-26).
-    Fails, before anything is written, on lost or invented rows, and when
-    read differs from applied + superseded + quarantined: a row would be
-    lost.
+    Fails, before anything is written, on lost or invented rows, when read
+    differs from applied + superseded + quarantined (a row would be lost),
+    and on a Debezium TOAST placeholder in a column the YAML does not
+    declare: only declared columns keep their stored value in its place
+    (_cdc_fill_unavailable), an undeclared one would store the placeholder.
 #}
 {% macro _cdc_batch_counts(run) %}
     {%- set names = run['names'] -%}
@@ -51,7 +56,7 @@
                              'truncates', 'same_seq', 'ties', 'kept', 'placeholders'] %}
             sum(`{{ name }}`) as `{{ name }}`,
             {%- endfor %}
-            {%- for name in ['undeclared', 'kept_undeclared'] %}
+            {%- for name in ['undeclared', 'kept_undeclared', 'unavailable_undeclared'] %}
             array_join(array_sort(array_distinct(flatten(collect_list({{ name }})))), ',') as {{ name }}{{ ',' if not loop.last }}
             {%- endfor %}
         from (
@@ -90,8 +95,12 @@
                 {%- set applied = "_cdc_outcome = 'applied'"
                                   ~ (" or (_cdc_outcome = 'superseded' and _cdc_rank > 1)"
                                      if run['resolve'] and run['soft'] else '') %}
+                {%- set placeholders = "map_keys(map_filter(_cdc_extra, (k, v) -> v = "
+                                       ~ sql_string(_cdc_unavailable_placeholder()) ~ "))" %}
                 {%- for name, rows, extra in [('undeclared', '(' ~ applied ~ ')', applied_extra),
-                                              ('kept_undeclared', _cdc_kept(), 'map_keys(_cdc_extra)')] %}
+                                              ('kept_undeclared', _cdc_kept(), 'map_keys(_cdc_extra)'),
+                                              ('unavailable_undeclared', _cdc_kept() if run['toast'] else 'false',
+                                               placeholders)] %}
                 {{ "flatten(collect_set(case when " ~ rows ~ " and size(" ~ extra ~ ") > 0 then " ~ extra ~ " end))"
                    if '_cdc_extra' in names else 'cast(array() as array<string>)' }} as {{ name }}{{ ',' if not loop.last }}
                 {%- endfor %}
@@ -120,7 +129,7 @@
         'held_files': per_file | selectattr('held', 'gt', 0) | list | length,
         'ignored_files': _cdc_ignored_files(run),
     }) -%}
-    {%- for name in ['undeclared', 'kept_undeclared'] -%}
+    {%- for name in ['undeclared', 'kept_undeclared', 'unavailable_undeclared'] -%}
         {%- set columns = [] -%}
         {%- for stats in per_file -%}
             {%- do columns.extend((stats[name] or '').split(',') | reject('equalto', '') | list) -%}
@@ -131,6 +140,17 @@
         {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': " ~ counts['read'] ~ " rows read, but "
             ~ counts['applied'] ~ " applied + " ~ counts['superseded'] ~ " superseded + " ~ counts['quarantined']
             ~ " quarantined: rows would be lost. Nothing was applied.") -%}
+    {%- endif -%}
+    {%- if counts['unavailable_undeclared'] -%}
+        {%- set files = per_file | selectattr('unavailable_undeclared') | map(attribute='file') | list -%}
+        {%- do _cdc_scratch_drop(run['schema'], run['batch']) -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': column(s) "
+            ~ counts['unavailable_undeclared'] ~ " carry Debezium's " ~ _cdc_unavailable_placeholder()
+            ~ " (an unchanged TOAST value, not a value) but are not declared in the source's YAML, "
+            ~ "where only declared columns keep the stored value in its place: storing it would replace "
+            ~ "the value. Declare them (name and data_type) under the source's columns and run again. "
+            ~ "Files: " ~ files[:3] | join(', ') ~ ('...' if files | length > 3 else '')
+            ~ ". Nothing was applied.") -%}
     {%- endif -%}
     {{ return(counts) }}
 {% endmacro %}

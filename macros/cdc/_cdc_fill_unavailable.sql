@@ -66,3 +66,6 @@
 {% macro _cdc_fill_given(index) -%}
     (_fill_{{ index }} is not null and (_fill_after is null or _fill_{{ index }}.s > _fill_after))
 {%- endmacro %}
+
+{#- Debezium's placeholder for an unchanged TOAST value (not a value) -#}
+{% macro _cdc_unavailable_placeholder() %}{{ return('__debezium_unavailable_value') }}{% endmacro %}

@@ -103,7 +103,7 @@
         the key had before -#}
     {%- set external = bronze_external_config(node) -%}
     {%- set schema_evolution = external['schema_evolution'] -%}
-    {%- set placeholder = '__debezium_unavailable_value' if external['format'] == 'debezium' else none -%}
+    {%- set placeholder = _cdc_unavailable_placeholder() if external['format'] == 'debezium' else none -%}
     {%- set unavailable = [] -%}
     {%- if placeholder -%}
         {%- for name in typed if name not in key_columns -%}

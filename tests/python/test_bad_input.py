@@ -2331,6 +2331,38 @@ def test_debezium_placeholder_on_a_key_not_held_is_quarantined(spark, project_co
     ], quarantine
 
 
+def test_debezium_placeholder_in_an_undeclared_column_fails_the_run(spark, project_copy, tmp_path):
+    """Only a declared column keeps its stored value where Debezium sends its
+    unchanged-TOAST placeholder: in a column the YAML does not declare (added
+    to the table as a string) the placeholder would replace the value. The
+    run fails before writing, naming the column, the file and the fix; the
+    table keeps the value."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    toast = "__debezium_unavailable_value"
+    (folder / "20250101-000001000.json").write_text(
+        dbz_event("c", 1, 1000, notes="first note") + "\n")
+    schema = "t_dbz_undeclared_" + os.urandom(3).hex()
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    build(project, tmp_path, schema)
+    assert [(r.item_id, r.notes) for r in spark.table(table).collect()] == [(1, "first note")]
+    # an update leaving the TOAST column out, and in the same file an insert
+    # and its update
+    (folder / "20250101-000002000.json").write_text("\n".join([
+        dbz_event("u", 1, 1001, name="one", notes=toast),
+        dbz_event("c", 2, 1002, notes="second note"),
+        dbz_event("u", 2, 1003, qty=9, notes=toast)]) + "\n")
+    snapshots = spark.sql(f"select count(*) from {table}.snapshots").collect()[0][0]
+    build_fails(project, tmp_path, schema, "path:models/silver/hostile",
+                ("column(s) notes carry Debezium's __debezium_unavailable_value",
+                 "Declare them (name and data_type) under the source's columns",
+                 "20250101-000002000.json", "Nothing was applied"))
+    assert sorted((r.item_id, r.name, r.notes) for r in spark.table(table).collect()) == [
+        (1, "n", "first note")]
+    assert spark.sql(f"select count(*) from {table}.snapshots").collect()[0][0] == snapshots
+
+
 def test_debezium_placeholder_is_not_filled_from_a_change_older_than_the_table(
     spark, project_copy, tmp_path
 ):
