@@ -21,6 +21,13 @@ slow them down. Each such test waits for its work's outcome
 at the end of the session and fails as the work did. Under xdist the work runs
 inside its test, as any other.
 
+Some in-process modules (`pytestmark = pytest.mark.child_session`) run, in
+a whole-suite run, as one more piece of that background work: one child pytest
+session (its own JVM, metastore and warehouse) runs them all, and
+each of their tests here waits for its outcome. The in-process tests are the
+longer path and the background thread had minutes to spare (2026-12-07: done
+at +26 min of 36).
+
 dbt parses the whole project whenever a test's schema or vars differ from the
 last parse (most tests' first invocation): the session reuses the macros of
 an earlier parse of the same files instead of parsing them again
@@ -33,6 +40,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -94,8 +102,102 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.xdist_group(group))
         items.sort(key=_rank)  # stable: file order within a rank
         return
+    children = _child_session_items(config, items)
+    for item in children:
+        _wait_for_child_session(item)
     # the tests that wait for background work come last
-    items.sort(key=lambda item: (item.get_closest_marker("background") is not None, _rank(item)))
+    items.sort(key=lambda item: (item.get_closest_marker("background") is not None
+                                 or item in children, _rank(item)))
+
+
+#: set in a child session's environment: its tests run in it, in-process
+CHILD_SESSION_ENV = "LAKEHOUSE_TEST_CHILD_SESSION"
+
+
+def _child_session_items(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
+    """The tests marked `child_session` that run in a child session: those
+    of a session with background work that selects in-process tests of other
+    modules too (run on their own, they run here)."""
+    if os.environ.get(CHILD_SESSION_ENV) or not _in_background(config):
+        return []
+    marked = [i for i in items
+              if i.get_closest_marker("child_session") and not i.get_closest_marker("skip")]
+    others = [i for i in items if i not in marked and not i.get_closest_marker("background")]
+    return marked if others else []
+
+
+def _wait_for_child_session(item: pytest.Item) -> None:
+    """Make `item` wait for the outcome of the child session that runs its
+    module, instead of running here: no fixture but the background thread's."""
+    item.fixturenames = ["_background_runner"]  # type: ignore[attr-defined]
+
+    def runtest() -> None:
+        runner = item.config.stash[_BACKGROUND]
+        future, context = runner.jobs[_child_session_key(item)]
+        future.result()
+        outcome = context.outcomes.get(item.nodeid)
+        print("\n".join(context.notes))
+        if outcome == "skipped":
+            pytest.skip("skipped in its child session (its output above)")
+        assert outcome == "passed", (f"{item.nodeid}: {outcome or 'not run'} in its child "
+                                     f"session:\n" + "\n".join(context.notes)[-6000:])
+
+    item.runtest = runtest  # type: ignore[method-assign]
+    item.stash[_CHILD_SESSION] = True
+
+
+_CHILD_SESSION = pytest.StashKey[bool]()
+
+
+def _child_session_key(item: pytest.Item) -> str:
+    """One child session for all such modules: one JVM to start and warm."""
+    return "child session: " + " ".join(sorted({i.path.name for i in item.session.items
+                                                 if i.stash.get(_CHILD_SESSION, False)}))
+
+
+def _child_session_work(nodeids: list[str]) -> Callable[[BackgroundWork], None]:
+    """Background work: pytest on `nodeids` in a child process; each test's
+    outcome recorded in the work's `outcomes`, its output kept in its notes."""
+    def work(context: BackgroundWork) -> None:
+        report = context.tmp_path / "outcomes.txt"
+        env = {**context.env, CHILD_SESSION_ENV: "1"}
+        env.pop("LAKEHOUSE_HOME", None)  # the child session makes its own
+        done = context.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "-p", "no:xdist", "--basetemp", str(context.tmp_path / "pytest"),
+                            "-o", "addopts=--strict-markers", f"--lakehouse-outcomes={report}",
+                            *nodeids], timeout=3600, cwd=PROJECT_ROOT, env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        lines = done.stdout.splitlines()
+        context.note("\n".join(lines[-40:]))
+        if report.exists():
+            for line in report.read_text().splitlines():
+                nodeid, _, outcome = line.rpartition(" ")
+                context.outcomes[nodeid] = outcome
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"the child session ({len(nodeids)} tests) ended with exit code "
+                               f"{done.returncode}:\n" + "\n".join(lines[-60:]))
+    return work
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--lakehouse-outcomes", default=None,
+                     help="write each test's outcome to this file (a child session's report)")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = _OUTCOMES.get("path")
+    if path and (report.when == "call" or report.outcome != "passed"):
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{report.nodeid} {report.outcome}\n")
+
+
+_OUTCOMES: dict[str, str] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--lakehouse-outcomes")
+    if path:
+        _OUTCOMES["path"] = path
 
 
 #: the niceness of the background work's children (and of the servers they
@@ -121,6 +223,8 @@ class BackgroundWork:
     env: dict[str, str] = field(repr=False)
     cancelled: threading.Event
     notes: list[str] = field(default_factory=list)
+    #: a child session's test outcomes, by node id
+    outcomes: dict[str, str] = field(default_factory=dict)
     children: list[subprocess.Popen] = field(default_factory=list, repr=False)
 
     def popen(self, args: list[str], **options) -> subprocess.Popen:
@@ -202,6 +306,14 @@ def _background_runner(request: pytest.FixtureRequest, lakehouse_home: Path,
             runner.submit(item.nodeid, _background_work(item), BackgroundWork(
                 simulated, java_options, folder,
                 {**env, "DBT_TARGET_PATH": str(folder / "dbt-target")}, runner.cancelled))
+        modules: dict[str, list[str]] = {}
+        for item in request.session.items:
+            if item.stash.get(_CHILD_SESSION, False):
+                modules.setdefault(_child_session_key(item), []).append(item.nodeid)
+        for key, nodeids in modules.items():
+            folder = tmp_path_factory.mktemp("child_session")
+            runner.submit(key, _child_session_work(nodeids), BackgroundWork(
+                simulated, java_options, folder, dict(env), runner.cancelled))
     request.config.stash[_BACKGROUND] = runner
     yield runner
     runner.stop()

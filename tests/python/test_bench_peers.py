@@ -12,6 +12,7 @@ import argparse
 import csv
 import statistics
 
+import pytest
 from lakehouse_cdc.bench_peers import (
     OTHER_STEP,
     OUTSIDE_STEP,
@@ -21,6 +22,9 @@ from lakehouse_cdc.bench_peers import (
     report,
     sources_report,
 )
+
+#: in a whole-suite run, in a child session in the background (conftest.py)
+pytestmark = pytest.mark.child_session
 
 
 def test_peers_apply_the_same_batch_to_the_same_result(spark, tmp_path):

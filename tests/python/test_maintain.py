@@ -16,6 +16,9 @@ from cdc_helpers import NO_ARTIFACTS, Scenario, canon, diff, table_columns, trut
 from lakehouse_cdc.dbt_runner import DbtError, run_dbt
 from lakehouse_cdc.maintain import format_report, maintain
 
+#: in a whole-suite run, in a child session in the background (conftest.py)
+pytestmark = pytest.mark.child_session
+
 #: the issue's figure; LAKEHOUSE_TEST_MAINTAIN_BATCHES lowers it on a busy machine
 #: (to 6 at least: batches 0 and 1 must fall outside the window)
 BATCHES = int(os.environ.get("LAKEHOUSE_TEST_MAINTAIN_BATCHES", "30"))
