@@ -132,8 +132,7 @@ def _wait_for_child_session(item: pytest.Item) -> None:
     item.fixturenames = ["_background_runner"]  # type: ignore[attr-defined]
 
     def runtest() -> None:
-        runner = item.config.stash[_BACKGROUND]
-        future, context = runner.jobs[_child_session_key(item)]
+        future, context = item.config.stash[_BACKGROUND].jobs[CHILD_SESSION_JOB]
         future.result()
         outcome = context.outcomes.get(item.nodeid)
         print("\n".join(context.notes))
@@ -147,12 +146,9 @@ def _wait_for_child_session(item: pytest.Item) -> None:
 
 
 _CHILD_SESSION = pytest.StashKey[bool]()
-
-
-def _child_session_key(item: pytest.Item) -> str:
-    """One child session for all such modules: one JVM to start and warm."""
-    return "child session: " + " ".join(sorted({i.path.name for i in item.session.items
-                                                 if i.stash.get(_CHILD_SESSION, False)}))
+#: the background job of the child session: one for all such modules, one JVM
+#: to start and warm
+CHILD_SESSION_JOB = "child session"
 
 
 def _child_session_work(nodeids: list[str]) -> Callable[[BackgroundWork], None]:
@@ -168,7 +164,7 @@ def _child_session_work(nodeids: list[str]) -> Callable[[BackgroundWork], None]:
                             *nodeids], timeout=3600, cwd=PROJECT_ROOT, env=env, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         lines = done.stdout.splitlines()
-        context.note("\n".join(lines[-40:]))
+        context.note("\n".join(lines[-300:]))
         if report.exists():
             for line in report.read_text().splitlines():
                 nodeid, _, outcome = line.rpartition(" ")
@@ -306,14 +302,11 @@ def _background_runner(request: pytest.FixtureRequest, lakehouse_home: Path,
             runner.submit(item.nodeid, _background_work(item), BackgroundWork(
                 simulated, java_options, folder,
                 {**env, "DBT_TARGET_PATH": str(folder / "dbt-target")}, runner.cancelled))
-        modules: dict[str, list[str]] = {}
-        for item in request.session.items:
-            if item.stash.get(_CHILD_SESSION, False):
-                modules.setdefault(_child_session_key(item), []).append(item.nodeid)
-        for key, nodeids in modules.items():
-            folder = tmp_path_factory.mktemp("child_session")
-            runner.submit(key, _child_session_work(nodeids), BackgroundWork(
-                simulated, java_options, folder, dict(env), runner.cancelled))
+        nodeids = [i.nodeid for i in request.session.items if i.stash.get(_CHILD_SESSION, False)]
+        if nodeids:
+            runner.submit(CHILD_SESSION_JOB, _child_session_work(nodeids), BackgroundWork(
+                simulated, java_options, tmp_path_factory.mktemp("child_session"), dict(env),
+                runner.cancelled))
     request.config.stash[_BACKGROUND] = runner
     yield runner
     runner.stop()
