@@ -10,15 +10,18 @@
         {#- the cutoff taken once, in microseconds: the move and the delete
             take the same tombstones (each statement's current_timestamp()
             is its own: one that came of age between the two would be
-            deleted without being moved) -#}
+            deleted without being moved). The oldest tombstone, not a count:
+            Iceberg answers a minimum from its files' statistics, without
+            reading them, where no file has deletes (0.06 s against 0.14 s
+            for the count, 2026-12-07); one query's current_timestamp() is
+            one instant -#}
+        {%- set cutoff = "current_timestamp() - make_dt_interval(0, " ~ run['cfg']['tombstone_retention_hours'] ~ ")" -%}
         {%- set found -%}
-            select count_if(_cdc_recorded_at < timestamp_micros(cutoff)), max(cutoff)
+            select coalesce(min(_cdc_recorded_at) < {{ cutoff }}, false), unix_micros({{ cutoff }})
             from {{ tombstones }}
-            cross join (select unix_micros(current_timestamp() - make_dt_interval(0, {{
-                run['cfg']['tombstone_retention_hours'] }})) as cutoff) as now
         {%- endset -%}
         {%- set row = run_query(found).rows[0] -%}
-        {%- if row[0] > 0 -%}
+        {%- if row[0] -%}
             {%- set expired = '_cdc_recorded_at < timestamp_micros(' ~ row[1] ~ 'L)' -%}
             {%- do run_query('insert into ' ~ run['horizon'] ~ ' select * from ' ~ tombstones ~ ' where ' ~ expired) -%}
             {%- do run_query('delete from ' ~ tombstones ~ ' where ' ~ expired) -%}
