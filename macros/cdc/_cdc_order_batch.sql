@@ -153,7 +153,7 @@
             {%- do _cdc_batch_keys(run, ranked) -%}
         {%- endif -%}
     {%- elif filtered -%}
-        {%- do _cdc_batch_keys(run, '(' ~ ranked_sql ~ ') as ranked') -%}
+        {%- do _cdc_batch_keys(run, none) -%}
     {%- endif -%}
     {%- set keys_in = _cdc_keys_in(run, 'k') -%}
     {#- the batch's own rules, for the newest change of a key the table does
