@@ -299,7 +299,8 @@ STEPS = [
     ("counts", r"^select _cdc_file as file, max\(modified\)"),
     ("quarantine", r"^(insert into|merge into) \S+\.cdc_quarantine\b"),
     ("tombstones", r"^((insert into|merge into|delete from|select count\(\*\) from) "
-                   r"|select count_if\(_cdc_recorded_at .* from )\S+__cdc_(tombstones|horizon)\b"),
+                   r"|select coalesce\(min\(_cdc_recorded_at\) .* from )"
+                   r"\S+__cdc_(tombstones|horizon)\b"),
     ("MERGE (or insert) into the table",
      r"^(merge into|insert into) (?!\S+\.cdc_(file_log|run_audit|quarantine) )(?!\S+__cdc_)"),
     ("file log", r"^insert into \S+\.cdc_file_log\b"),
