@@ -15,9 +15,10 @@
     its view without the ranking (0.25 s against 0.36 s for the ranked
     query, medians of six alternated 10-row runs, 2026-12-07), rejected
     rows' keys too. Either is a superset of the keys each of those
-    statements touches: the newest usable change of each key. A list costs its length to plan, in every statement
-    that carries it (measured on this project's machine: 20,000 keys about
-    0.5-1 s each), so it is kept short (cdc_key_list_max, 1,000 keys by
+    statements touches: the newest usable change of each key. A list
+    costs its length to plan, in every statement that carries it
+    (measured on this project's machine: 20,000 keys about 0.5-1 s each),
+    so it is kept short (cdc_key_list_max, 1,000 keys by
     default); without one, the MERGE into the table filters the table by a
     bloom filter of the batch's keys instead (_cdc_run_merge). No list at
     all (the statements join the whole table, as correct, only slower) when
@@ -51,12 +52,13 @@
     {%- endif -%}
     {%- set literal = literals[0] if keys | length == 1
                       else "concat('(', " ~ literals | join(", ', ', ") ~ ", ')')" -%}
-    {#- one row per key: the newest usable change of each (`_cdc_rank` 1),
-        and the usable truncates, which carry no key. No distinct, no
-        aggregate: each would be a stage of its own, and the ranked batch
-        has its keys distinct already. More rows than the limit: no list
-        (a truncate that carried a key could repeat one; counting the rows
-        never leaves a key out) -#}
+    {#- From the ranked batch, one row per key: the newest usable change
+        of each (`_cdc_rank` 1), and the usable truncates, which carry no
+        key. No distinct there, no aggregate: each would be a stage of its
+        own, and the ranked batch has its keys distinct already. A small
+        batch's rows repeat keys: distinct, a few rows. More rows than the
+        limit: no list (a truncate that carried a key could repeat one;
+        counting the rows never leaves a key out) -#}
     {%- set query -%}
         {%- if ranked is none %}
         select distinct {{ literal }} as key_literal, {{ unusable | join(' or ') }} as unusable
