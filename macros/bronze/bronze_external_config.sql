@@ -34,6 +34,14 @@
     load_pattern      regex on the file name: full-load files (phase 0):
                       LOAD00000001.csv, and SEGMENT1_LOAD00000001.csv as
                       DMS's parallel full load may name them
+    decimal_handling  Debezium, required when a column is declared decimal:
+                      the connector's decimal.handling.mode. precise (its
+                      default): each value the base64 of the unscaled
+                      number, read with the declared column's scale (which
+                      must be the source column's); string or double: each
+                      value the number as written. The two cannot be told
+                      apart from a value ("1234" is both), so a source
+                      that does not say fails at compile time.
     The header-column defaults follow the format: Op / dms_commit_ts /
     AR_H_CHANGE_SEQ for DMS, __op / __source_ts_ms / __lsn / __deleted for
     Debezium.
@@ -85,6 +93,23 @@
     {%- if merged['format'] == 'debezium' and merged['timestamp_unit'] not in ('micros', 'millis') -%}
         {%- do exceptions.raise_compiler_error(where ~ "timestamp_unit is '" ~ merged['timestamp_unit']
             ~ "'; set it to 'micros' (timestamp(6), MicroTimestamp) or 'millis'") -%}
+    {%- endif -%}
+    {%- if merged['format'] == 'debezium' -%}
+        {%- set decimals = [] -%}
+        {%- for column in bronze_file_columns(source_node)
+                if modules.re.match('^(decimal|numeric|dec)\\b', (column.data_type or '') | lower | trim) -%}
+            {%- do decimals.append(column.name) -%}
+        {%- endfor -%}
+        {%- if merged.get('decimal_handling') not in ('precise', 'string', 'double')
+               and (decimals or 'decimal_handling' in merged) -%}
+            {%- do exceptions.raise_compiler_error(where ~ "decimal_handling is "
+                ~ ("'" ~ merged['decimal_handling'] ~ "'" if 'decimal_handling' in merged
+                   else "not set, and column(s) " ~ decimals | join(', ') ~ " are declared decimal")
+                ~ "; set it to the connector's decimal.handling.mode: 'precise' (Debezium's default: "
+                ~ "each value the base64 of the unscaled number, read with the declared scale, which "
+                ~ "must be the source column's), 'string' or 'double' (each value the number as "
+                ~ "written). A value such as \"1234\" reads as either, so the project does not guess.") -%}
+        {%- endif -%}
     {%- endif -%}
     {%- if merged['full_load_op'] not in ('included', 'absent') -%}
         {%- do exceptions.raise_compiler_error(where ~ "full_load_op is '" ~ merged['full_load_op']

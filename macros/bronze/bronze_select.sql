@@ -892,18 +892,24 @@
     numbers since the epoch (timestamp(6): microseconds, or the source's
     meta.external timestamp_unit, or the column's meta timestamp_unit: a
     timestamp(0..3) column is in milliseconds under Debezium's default
-    time.precision.mode) and dates as days since the epoch; a value that is
-    not a number, or a number out of range (a cast to NULL), stays as
-    written, so silver quarantines it rather than losing it. -#}
+    time.precision.mode; a column declared timestamp_ntz takes the number's
+    time in UTC, as Debezium wrote a timestamp without time zone), dates as
+    days since the epoch, and (decimal_handling: precise, Debezium's default
+    decimal.handling.mode) decimals as base64 (_bronze_precise_decimal_text);
+    a value that is not a number, or a number out of range (a cast to NULL),
+    stays as written, so silver quarantines it rather than losing it. -#}
 {% macro _bronze_value_text(cfg, column, name) %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
-    {%- if cfg['format'] == 'debezium' and data_type == 'timestamp' -%}
+    {%- set decimal = modules.re.match('^(decimal|numeric|dec)(\\((\\d+)(,(\\d+))?\\))?$', data_type | replace(' ', '')) -%}
+    {%- if cfg['format'] == 'debezium' and data_type in ('timestamp', 'timestamp_ltz', 'timestamp_ntz') -%}
         {%- set unit = (column.meta or {}).get('timestamp_unit', cfg['timestamp_unit']) -%}
         {%- if unit not in ('micros', 'millis') -%}
             {%- do exceptions.raise_compiler_error("column " ~ column.name ~ ": meta timestamp_unit is '" ~ unit
                 ~ "'; set it to 'micros' (timestamp(4..6), MicroTimestamp) or 'millis' (timestamp(0..3), Timestamp)") -%}
         {%- endif -%}
-        {{ _bronze_epoch_text(name, unit) }}
+        {{ _bronze_epoch_text(name, unit, wall_clock=data_type == 'timestamp_ntz') }}
+    {%- elif cfg['format'] == 'debezium' and decimal and cfg.get('decimal_handling') == 'precise' -%}
+        {{ _bronze_precise_decimal_text(name, (decimal.group(5) or '0') | int) }}
     {%- elif cfg['format'] == 'debezium' and data_type == 'date' -%}
         case when {{ name }} rlike '^-?[0-9]+$'
             then coalesce(cast(date_add(date '1970-01-01', try_cast({{ name }} as int)) as string), {{ name }})
@@ -917,18 +923,61 @@
     number since the epoch in `unit`; or an ISO-8601 time with its offset
     (io.debezium.time.ZonedTimestamp, a timestamptz column), the same
     instant, when it has no more than microseconds (more digits stay as
-    written, and silver quarantines them). -#}
-{% macro _bronze_epoch_text(expr, unit) %}
+    written, and silver quarantines them). `wall_clock` (a timestamp_ntz
+    column): the number's time in UTC, whatever the session's time zone,
+    and an ISO-8601 time with an offset stays as written (an instant is not
+    a wall-clock time; silver quarantines it). -#}
+{% macro _bronze_epoch_text(expr, unit, wall_clock=false) %}
     {#- a count of milliseconds beyond a count of microseconds' range (such as
         Debezium's value for PostgreSQL's infinity) fails timestamp_millis:
         it stays as written -#}
     {%- set number = 'try_cast(' ~ expr ~ ' as bigint)' -%}
     {%- set number = 'case when ' ~ number ~ ' between -9223372036854775 and 9223372036854775 then ' ~ number ~ ' end'
                      if unit == 'millis' else number %}
+    {%- if wall_clock %}
+    case when {{ expr }} rlike '^-?[0-9]+$'
+        {#- (timestampadd takes an int: a count of microseconds overflows it) -#}
+        then coalesce(date_format(timestamp_ntz '1970-01-01 00:00:00' + make_dt_interval(0, 0, 0,
+                                      cast({{ number }} as decimal(20, 0)) / {{ 1000000 if unit == 'micros' else 1000 }}),
+                                  'yyyy-MM-dd HH:mm:ss.SSSSSS'), {{ expr }})
+        else {{ expr }} end
+    {%- else %}
     case when {{ expr }} rlike '^-?[0-9]+$'
         then coalesce(date_format(timestamp_{{ unit }}({{ number }}), 'yyyy-MM-dd HH:mm:ss.SSSSSS'),
                       {{ expr }})
         when {{ expr }} rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,6}0*)?(Z|[+-][0-9]{2}:[0-9]{2})$'
         then coalesce(date_format(try_cast({{ expr }} as timestamp), 'yyyy-MM-dd HH:mm:ss.SSSSSS'), {{ expr }})
         else {{ expr }} end
+    {%- endif %}
+{%- endmacro %}
+
+{#- A Debezium decimal written under decimal.handling.mode=precise (the
+    connector's default; the source's decimal_handling: precise) as the
+    text DMS writes: the JSON string is the base64 of the unscaled value's
+    bytes (two's complement, most significant first), and the value is that
+    integer over 10^`scale`, the declared column's scale (which must be the
+    source column's: the flattened change does not carry it). A value that
+    is not base64 (a number, or a decimal as text: another setting of the
+    connector), or beyond 38 digits, becomes a text no number matches
+    (silver quarantines the row, with the line as written); NULL stays
+    NULL. -#}
+{% macro _bronze_precise_decimal_text(expr, scale) %}
+    {%- set byte = 'cast(conv(substr(h, {i} * 2 + 1, 2), 16, 10) as int)' -%}
+    {#- (each value bound once by a one-element transform) the unscaled
+        value: the first byte signed, then each next one -#}
+    {%- set unscaled -%}
+        transform(array(hex(unbase64({{ expr }}))), h -> aggregate(
+            filter(sequence(0, length(h) div 2 - 1), i -> i > 0),
+            cast({{ byte | replace('{i}', '0') }} - if({{ byte | replace('{i}', '0') }} >= 128, 256, 0) as decimal(38, 0)),
+            (acc, i) -> cast(try_add(try_multiply(acc, 256), {{ byte | replace('{i}', 'i') }}) as decimal(38, 0))))[0]
+    {%- endset -%}
+    case when {{ expr }} rlike '^([A-Za-z0-9+/]{4})+$|^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$'
+        then coalesce(transform(array({{ unscaled }}), u ->
+            {%- if scale == 0 %} cast(u as string)
+            {%- else %} transform(array(cast(abs(u) as string)), a -> transform(array(lpad(a, greatest(length(a), {{ scale + 1 }}), '0')), d ->
+                concat(if(u < 0, '-', ''), substr(d, 1, length(d) - {{ scale }}), '.', right(d, {{ scale }})))[0])[0]
+            {%- endif %})[0],
+            concat('base64 beyond decimal(38): ', {{ expr }}))
+        {#- a number, or a decimal as text: not what this setting reads -#}
+        else concat('not base64 (decimal_handling: precise): ', {{ expr }}) end
 {%- endmacro %}

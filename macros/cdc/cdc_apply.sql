@@ -88,6 +88,16 @@
     {%- for column in source_columns if column.name not in transient -%}
         {%- do data_columns.append(column) -%}
     {%- endfor -%}
+    {#- soft mode adds is_deleted and deleted_at to the table: a column of
+        the model with either name (the source's own flag, say) would meet
+        them in the table's definition -#}
+    {%- set taken = data_columns | map(attribute='name') | map('lower') | select('in', ['is_deleted', 'deleted_at']) | list -%}
+    {%- if cfg['delete_mode'] == 'soft' and taken -%}
+        {%- do exceptions.raise_compiler_error("model '" ~ model.name ~ "': cdc_delete_mode soft adds the columns "
+            ~ "is_deleted and deleted_at to the table, and the model selects a column named "
+            ~ taken | join(' and ') ~ ". Nothing was applied. Rename it in the model (e.g. `"
+            ~ taken[0] ~ " as source_" ~ taken[0] ~ "`), or use cdc_delete_mode: hard.") -%}
+    {%- endif -%}
     {%- set schema = target.schema -%}
     {%- set run = {
         'cfg': cfg,

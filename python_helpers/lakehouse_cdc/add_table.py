@@ -352,6 +352,10 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
     for setting in ("full_load_op", "cdc_op"):
         if getattr(landed, setting) == "absent":
             external[setting] = "absent"
+    if landed.format == "debezium" and any(t.startswith("decimal") for t in types.values()):
+        # the values read as decimal text: the connector writes them as text
+        # (decimal.handling.mode=string) or numbers (double), not base64
+        external["decimal_handling"] = "string"
     entry["tables"] = [t for t in entry["tables"] if t["name"] != table] + [{
         "name": table,
         "description": f"The `{table}` table of `{system}`, one row per "

@@ -220,6 +220,19 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
     assert {c["name"]: c.get("data_type") for c in table["columns"]
             if not c["name"].startswith("_cdc_")} == {"item_id": "bigint", "name": "string"}
     assert written.key == ["item_id"]
+    assert "decimal_handling" not in table["meta"]["external"], table
+    # decimals written as text: the connector's decimal.handling.mode is
+    # string (or double), which bronze must be told (precise is base64)
+    prices = landing / "shop" / "price"
+    prices.mkdir(parents=True)
+    (prices / "LOAD00000001.json").write_text(json.dumps(
+        {"price_id": 1, "amount": "12.50", "__op": "r", "__source_ts_ms": 1, "__lsn": 1,
+         "__deleted": "false"}) + "\n")
+    written = add_table(prices, project_dir=project, landing_root=landing)
+    price = {t["name"]: t for t in yaml.safe_load(
+        written.source_yaml.read_text())["sources"][0]["tables"]}["price"]
+    assert {c["name"]: c.get("data_type") for c in price["columns"]}["amount"].startswith("decimal")
+    assert price["meta"]["external"]["decimal_handling"] == "string", price
 
 
 @pytest.mark.parametrize("values,expected", [

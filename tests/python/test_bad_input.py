@@ -12,6 +12,7 @@ superseded + quarantined, each counted by the pipeline on its own.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import gzip
 import hashlib
@@ -54,7 +55,7 @@ sources:
         columns:
 %(columns)s
       - name: items_dbz
-        meta: {external: {location: hostile/items_dbz, format: debezium}}
+        meta: {external: {location: hostile/items_dbz, format: debezium, decimal_handling: string}}
         columns:
 %(columns)s
       - name: items_strict
@@ -1955,6 +1956,20 @@ def _dbz_joined() -> list[str]:
             json.dumps({"schema": {"type": "string"}, "payload": ""})]
 
 
+#: Debezium decimals under decimal.handling.mode=precise (the connector's
+#: default), by key: the base64 of the unscaled value's bytes (two's
+#: complement), or what that setting never writes (a decimal as text)
+DBZ_PRECISE = {1: "BNI=", 2: "1234", 3: "AA==", 4: "/w==", 5: "+J+YlQ==", 6: "1.50", 7: None}
+#: microseconds since the epoch of a `timestamp without time zone` value
+DBZ_WALL_CLOCK = 1704103200123456
+
+
+def _precise(text: str) -> Decimal:
+    """The decimal(10,2) value Debezium's precise mode wrote as `text`."""
+    unscaled = int.from_bytes(base64.b64decode(text), "big", signed=True)
+    return Decimal(unscaled).scaleb(-2)
+
+
 #: the one-file Debezium cases: each the one file of a source and a model of
 #: its own (`dbz_<case>`), all built in one run by `one_file_debezium`
 DBZ_ONE_FILE = {
@@ -1967,7 +1982,28 @@ DBZ_ONE_FILE = {
     "crlf": lambda: ("\r\n".join(DBZ_CRLF) + "\r\n").encode(),
     "names": lambda: ("\n".join(_dbz_field_names()) + "\n").encode(),
     "digits": lambda: ("\n".join(_dbz_digits()) + "\n").encode(),
+    "precise": lambda: "".join(dbz_event("c", key, 1000 + key, price=value) + "\n"
+                               for key, value in DBZ_PRECISE.items()).encode(),
+    "ntz": lambda: (dbz_event("c", 1, 1000, seen_at=DBZ_WALL_CLOCK) + "\n"
+                    + dbz_event("c", 2, 1001, seen_at="2024-01-01T10:00:00Z") + "\n").encode(),
 }
+#: how a case's source differs from items_dbz: (declared, declared instead)
+DBZ_SEEN_AT = "{name: seen_at, data_type: 'timestamp'}"
+DBZ_DECLARED = {
+    "millis": [(DBZ_SEEN_AT, DBZ_SEEN_AT[:-1] + ", meta: {timestamp_unit: millis}}")],
+    "precise": [("decimal_handling: string", "decimal_handling: precise"),
+                (DBZ_SEEN_AT, DBZ_SEEN_AT.replace("'timestamp'", "'timestamp_ltz'"))],
+    "ntz": [(DBZ_SEEN_AT, DBZ_SEEN_AT.replace("'timestamp'", "'timestamp_ntz'"))],
+}
+DBZ_DECLARED["millis_range"] = DBZ_DECLARED["millis"]
+
+
+def _dbz_declared(declared: str, case: str) -> str:
+    """items_dbz's YAML entry as the case's source."""
+    declared = declared.replace("items_dbz", f"dbz_{case}")
+    for was, now in DBZ_DECLARED.get(case, []):
+        declared = declared.replace(was, now)
+    return declared
 
 
 @pytest.fixture(scope="module")
@@ -1983,13 +2019,9 @@ def one_file_debezium(spark, tmp_path_factory) -> str:
     folder.mkdir(parents=True)
     declared = SOURCES_YAML[SOURCES_YAML.index("      - name: items_dbz\n"):
                             SOURCES_YAML.index("      - name: items_strict\n")]
-    millis = "          - {name: seen_at, data_type: 'timestamp'}"
-    assert declared.count(millis) == 1
-    tables = "".join(
-        declared.replace("items_dbz", f"dbz_{case}").replace(
-            millis, millis[:-1] + ", meta: {timestamp_unit: millis}}" if case.startswith("millis")
-            else millis)
-        for case in DBZ_ONE_FILE)
+    for was, _ in sum(DBZ_DECLARED.values(), []):
+        assert declared.count(was) == 1, was
+    tables = "".join(_dbz_declared(declared, case) for case in DBZ_ONE_FILE)
     (folder / "_hostile__sources.yml").write_text(
         SOURCES_YAML[:SOURCES_YAML.index("      - name: items\n")] + tables)
     for case, written in DBZ_ONE_FILE.items():
@@ -2098,6 +2130,80 @@ def test_debezium_zoned_timestamp_is_the_same_instant(spark, one_file_debezium):
     quarantine = [(r.row_number, r.reason) for r in _dbz_case(spark, schema, "zoned",
                                                               "cdc_quarantine")]
     assert quarantine == [(4, "lossy_value: seen_at (timestamp)")], quarantine
+
+
+def test_debezium_precise_decimals_are_decoded_never_read_as_text(spark, one_file_debezium):
+    """decimal_handling: precise, Debezium's default decimal.handling.mode:
+    each value the base64 of the unscaled number, read with the declared
+    scale. "1234" is such a value (-26588.24); read as text it was 1234.00,
+    silently (2026-12-07, an adversarial test). A decimal written as text
+    is not what this setting reads: quarantined; NULL stays NULL."""
+    schema = one_file_debezium
+    stored = {r.item_id: r.price for r in spark.table(
+        f"{schema}_silver.slv_hostile__dbz_precise").collect()}
+    truth = {key: _precise(text) if text else None
+             for key, text in DBZ_PRECISE.items() if text != "1.50"}
+    assert truth[2] == Decimal("-26588.24") and truth[1] == Decimal("12.34")
+    assert stored == truth, stored
+    quarantine = [(r.row_number, r.reason) for r in _dbz_case(spark, schema, "precise",
+                                                              "cdc_quarantine")]
+    assert quarantine == [(6, "unparseable_value: price")], quarantine
+
+
+def test_debezium_timestamps_declared_ntz_or_ltz(spark, one_file_debezium):
+    """A Debezium MicroTimestamp into a column declared timestamp_ntz (a
+    `timestamp without time zone`: the number's time in UTC is the wall
+    clock) or timestamp_ltz (the instant; the precise case's source), as
+    into `timestamp`; every row of both was quarantined as unparseable
+    before. An instant with an offset is not a wall-clock time: quarantined
+    from the ntz column."""
+    schema = one_file_debezium
+    wall = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=DBZ_WALL_CLOCK)
+    ntz = [(r.item_id, r.seen_at) for r in spark.table(
+        f"{schema}_silver.slv_hostile__dbz_ntz").collect()]
+    assert ntz == [(1, wall)], ntz
+    quarantine = [(r.row_number, r.reason.split(":")[0]) for r in _dbz_case(
+        spark, schema, "ntz", "cdc_quarantine")]
+    assert quarantine in ([(2, "lossy_value")], [(2, "unparseable_value")]), quarantine
+    micros = json.loads(dbz_event("c", 1, 1000))["seen_at"]
+    ltz = {r.micros for r in spark.sql(f"select unix_micros(seen_at) as micros "
+                                       f"from {schema}_silver.slv_hostile__dbz_precise").collect()}
+    assert ltz == {micros}, ltz
+
+
+def test_debezium_decimals_without_decimal_handling_are_refused(spark, project_copy, tmp_path):
+    """A Debezium source declaring a decimal column must say how the
+    connector writes decimals: "1234" is 1234 as text and -26588.24 as
+    precise's base64, so the run stops before reading, naming the setting."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    sources = project / "models" / "silver" / "hostile" / "_hostile__sources.yml"
+    sources.write_text(sources.read_text().replace(", decimal_handling: string", ""))
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    (folder / "20250101-000001000.json").write_text(dbz_event("c", 1, 1000) + "\n")
+    build_fails(project, tmp_path, "t_dbz_decimal_" + os.urandom(3).hex(), "slv_hostile__items_dbz",
+                ("source hostile.items_dbz: meta.external.decimal_handling is not set, and "
+                 "column(s) price are declared decimal",
+                 "'precise' (Debezium's default"))
+
+
+def test_soft_deletes_refuse_a_model_column_named_like_their_flag(spark, project_copy, tmp_path):
+    """Soft deletes add is_deleted and deleted_at to the table: a model
+    column of either name (a source table's own flag) met them in the
+    table's definition with Spark's bare COLUMN_ALREADY_EXISTS. The run
+    stops naming the column and the fix."""
+    model = MODEL_SQL.replace("unique_key='item_id'",
+                              "unique_key='item_id', meta={'cdc_delete_mode': 'soft'}")
+    model = model.replace("select * from changes", "select *, active as is_deleted from changes")
+    project = _one_table_project(project_copy, model % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    (folder / "20250101-000001000.json").write_text(dbz_event("c", 1, 1000) + "\n")
+    schema = "t_soft_flag_" + os.urandom(3).hex()
+    build_fails(project, tmp_path, schema, "slv_hostile__items_dbz",
+                ("cdc_delete_mode soft adds the columns is_deleted and deleted_at",
+                 "selects a column named is_deleted. Nothing was applied",
+                 "`is_deleted as source_is_deleted`"))
 
 
 def test_debezium_file_with_crlf_line_ends(spark, one_file_debezium):
