@@ -898,7 +898,7 @@
     decimal.handling.mode) decimals as base64 (_bronze_precise_decimal_text);
     a value that is not a number, or a number out of range (a cast to NULL),
     stays as written, so silver quarantines it rather than losing it. -#}
-{% macro _bronze_value_text(cfg, column, name) %}
+{% macro _bronze_value_text(cfg, column, name, line='text') %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
     {%- set decimal = modules.re.match('^(decimal|numeric|dec)(\\((\\d+)(,(\\d+))?\\))?$', data_type | replace(' ', '')) -%}
     {%- if cfg['format'] == 'debezium' and data_type in ('timestamp', 'timestamp_ltz', 'timestamp_ntz') -%}
@@ -909,7 +909,7 @@
         {%- endif -%}
         {{ _bronze_epoch_text(name, unit, wall_clock=data_type == 'timestamp_ntz') }}
     {%- elif cfg['format'] == 'debezium' and decimal and cfg.get('decimal_handling') == 'precise' -%}
-        {{ _bronze_precise_decimal_text(name, (decimal.group(5) or '0') | int) }}
+        {{ _bronze_precise_decimal_text(name, (decimal.group(5) or '0') | int, line, column.name) }}
     {%- elif cfg['format'] == 'debezium' and data_type == 'date' -%}
         case when {{ name }} rlike '^-?[0-9]+$'
             then coalesce(cast(date_add(date '1970-01-01', try_cast({{ name }} as int)) as string), {{ name }})
@@ -924,9 +924,10 @@
     (io.debezium.time.ZonedTimestamp, a timestamptz column), the same
     instant, when it has no more than microseconds (more digits stay as
     written, and silver quarantines them). `wall_clock` (a timestamp_ntz
-    column): the number's time in UTC, whatever the session's time zone,
-    and an ISO-8601 time with an offset stays as written (an instant is not
-    a wall-clock time; silver quarantines it). -#}
+    column): the number's time in UTC (date_format reads it through the
+    session's time zone, which the profile sets to UTC), and an ISO-8601
+    time with an offset stays as written (an instant is not a wall-clock
+    time; silver quarantines it). -#}
 {% macro _bronze_epoch_text(expr, unit, wall_clock=false) %}
     {#- a count of milliseconds beyond a count of microseconds' range (such as
         Debezium's value for PostgreSQL's infinity) fails timestamp_millis:
@@ -957,27 +958,28 @@
     bytes (two's complement, most significant first), and the value is that
     integer over 10^`scale`, the declared column's scale (which must be the
     source column's: the flattened change does not carry it). A value that
-    is not base64 (a number, or a decimal as text: another setting of the
-    connector), or beyond 38 digits, becomes a text no number matches
-    (silver quarantines the row, with the line as written); NULL stays
-    NULL. -#}
-{% macro _bronze_precise_decimal_text(expr, scale) %}
-    {%- set byte = 'cast(conv(substr(h, {i} * 2 + 1, 2), 16, 10) as int)' -%}
-    {#- (each value bound once by a one-element transform) the unscaled
-        value: the first byte signed, then each next one -#}
-    {%- set unscaled -%}
-        transform(array(hex(unbase64({{ expr }}))), h -> aggregate(
-            filter(sequence(0, length(h) div 2 - 1), i -> i > 0),
-            cast({{ byte | replace('{i}', '0') }} - if({{ byte | replace('{i}', '0') }} >= 128, 256, 0) as decimal(38, 0)),
-            (acc, i) -> cast(try_add(try_multiply(acc, 256), {{ byte | replace('{i}', 'i') }}) as decimal(38, 0))))[0]
-    {%- endset -%}
-    case when {{ expr }} rlike '^([A-Za-z0-9+/]{4})+$|^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$'
-        then coalesce(transform(array({{ unscaled }}), u ->
+    is not a JSON string of base64 (a JSON number, which the map of fields
+    holds as the same text as a string, is told apart in the `line` by its
+    `field`; a decimal as text), or beyond 38 digits, becomes a text no
+    number matches (silver quarantines the row, with the line as written);
+    NULL stays NULL. Each value is bound once by a one-element transform:
+    the expression is written once per column in the bronze view, whose
+    text the embedded catalog keeps to 32,700 characters. -#}
+{% macro _bronze_precise_decimal_text(expr, scale, line, field) %}
+    {#- the unscaled value: -1 (a first byte of 0x80 or more, in hex '8' to
+        'F') or 0, then each byte -#}
+    transform(array({{ expr }}), v -> case
+        when v rlike '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$'
+            and {{ line }} rlike {{ sql_string('(?i)"\\Q' ~ field ~ '\\E"\\s*:\\s*"') }}
+        then coalesce(transform(array(hex(unbase64(v))), h -> transform(array(aggregate(
+                sequence(0, length(h) div 2 - 1), cast(if(h >= '8', -1, 0) as decimal(38, 0)),
+                (acc, i) -> cast(try_add(try_multiply(acc, 256), cast(conv(substr(h, i * 2 + 1, 2), 16, 10) as int))
+                                 as decimal(38, 0)))), u ->
             {%- if scale == 0 %} cast(u as string)
-            {%- else %} transform(array(cast(abs(u) as string)), a -> transform(array(lpad(a, greatest(length(a), {{ scale + 1 }}), '0')), d ->
+            {%- else %} transform(array(cast(abs(u) as string)), a -> transform(
+                array(lpad(a, greatest(length(a), {{ scale + 1 }}), '0')), d ->
                 concat(if(u < 0, '-', ''), substr(d, 1, length(d) - {{ scale }}), '.', right(d, {{ scale }})))[0])[0]
-            {%- endif %})[0],
-            concat('base64 beyond decimal(38): ', {{ expr }}))
-        {#- a number, or a decimal as text: not what this setting reads -#}
-        else concat('not base64 (decimal_handling: precise): ', {{ expr }}) end
+            {%- endif %})[0])[0],
+            concat('base64 beyond decimal(38): ', v))
+        else concat('not a base64 string (decimal_handling: precise): ', v) end)[0]
 {%- endmacro %}

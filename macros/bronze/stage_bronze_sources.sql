@@ -164,7 +164,9 @@
 {#- The embedded catalog (Hive metastore on Derby) stores a view's SQL in at
     most 32,700 characters and fails with a truncation error beyond: say
     which source and what to change instead. About 80 CSV or 340 Debezium
-    columns of 15-character names fit (measured 2026-11-26). -#}
+    columns of 15-character names fit (measured 2026-11-26); a Debezium
+    decimal column under decimal_handling: precise takes about 950
+    characters (_bronze_precise_decimal_text, 2026-12-07). -#}
 {% macro _bronze_check_view_length(node, query) %}
     {%- if query | length <= 32700 -%}{{ return(none) }}{%- endif -%}
     {%- if _bronze_catalog_is_embedded() -%}

@@ -1958,8 +1958,10 @@ def _dbz_joined() -> list[str]:
 
 #: Debezium decimals under decimal.handling.mode=precise (the connector's
 #: default), by key: the base64 of the unscaled value's bytes (two's
-#: complement), or what that setting never writes (a decimal as text)
-DBZ_PRECISE = {1: "BNI=", 2: "1234", 3: "AA==", 4: "/w==", 5: "+J+YlQ==", 6: "1.50", 7: None}
+#: complement), or what that setting never writes (a decimal as text, a
+#: JSON number: quarantined)
+DBZ_PRECISE = {1: "BNI=", 2: "1234", 3: "AA==", 4: "/w==", 5: "+J+YlQ==", 6: "1.50", 7: None,
+               8: 1234}
 #: microseconds since the epoch of a `timestamp without time zone` value
 DBZ_WALL_CLOCK = 1704103200123456
 
@@ -2137,17 +2139,19 @@ def test_debezium_precise_decimals_are_decoded_never_read_as_text(spark, one_fil
     each value the base64 of the unscaled number, read with the declared
     scale. "1234" is such a value (-26588.24); read as text it was 1234.00,
     silently (2026-12-07, an adversarial test). A decimal written as text
-    is not what this setting reads: quarantined; NULL stays NULL."""
+    or a JSON number (1234, which the fields' map holds as the same text as
+    "1234") is not what this setting reads: quarantined; NULL stays NULL."""
     schema = one_file_debezium
     stored = {r.item_id: r.price for r in spark.table(
         f"{schema}_silver.slv_hostile__dbz_precise").collect()}
     truth = {key: _precise(text) if text else None
-             for key, text in DBZ_PRECISE.items() if text != "1.50"}
+             for key, text in DBZ_PRECISE.items() if text not in ("1.50", 1234)}
     assert truth[2] == Decimal("-26588.24") and truth[1] == Decimal("12.34")
     assert stored == truth, stored
     quarantine = [(r.row_number, r.reason) for r in _dbz_case(spark, schema, "precise",
                                                               "cdc_quarantine")]
-    assert quarantine == [(6, "unparseable_value: price")], quarantine
+    assert sorted(quarantine) == [(6, "unparseable_value: price"),
+                                  (8, "unparseable_value: price")], quarantine
 
 
 def test_debezium_timestamps_declared_ntz_or_ltz(spark, one_file_debezium):
@@ -2268,9 +2272,11 @@ def _wide_sources(folder: Path, width: int, tables: dict[str, str]) -> list[str]
                         for n in ["item_id", *names])
     declared = "".join(f"""
       - name: {table}
-        meta: {{external: {{location: hostile/{table}, format: {kind}, header: true}}}}
+        meta: {{external: {{location: hostile/{table}, format: {kind}, header: true{handling}}}}}
         columns:
-{columns}""" for table, kind in tables.items())
+{columns}""" for table, kind in tables.items()
+        # (the values are JSON numbers: decimal.handling.mode=double)
+        for handling in [", decimal_handling: double" if kind == "debezium" else ""])
     (folder / f"_{'_'.join(tables)}__sources.yml").write_text(f"""
 version: 2
 sources:
