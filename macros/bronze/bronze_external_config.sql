@@ -97,7 +97,7 @@
     {%- if merged['format'] == 'debezium' -%}
         {%- set decimals = [] -%}
         {%- for column in bronze_file_columns(source_node)
-                if modules.re.match('^(decimal|numeric|dec)\\b', (column.data_type or '') | lower | trim) -%}
+                if decimal_scale(column.data_type) is not none -%}
             {%- do decimals.append(column.name) -%}
         {%- endfor -%}
         {%- if merged.get('decimal_handling') not in ('precise', 'string', 'double')

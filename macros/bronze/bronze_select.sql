@@ -900,7 +900,7 @@
     stays as written, so silver quarantines it rather than losing it. -#}
 {% macro _bronze_value_text(cfg, column, name, line='text') %}
     {%- set data_type = (column.data_type or 'string') | lower -%}
-    {%- set decimal = modules.re.match('^(decimal|numeric|dec)(\\((\\d+)(,(\\d+))?\\))?$', data_type | replace(' ', '')) -%}
+    {%- set scale = decimal_scale(data_type) -%}
     {%- if cfg['format'] == 'debezium' and data_type in ('timestamp', 'timestamp_ltz', 'timestamp_ntz') -%}
         {%- set unit = (column.meta or {}).get('timestamp_unit', cfg['timestamp_unit']) -%}
         {%- if unit not in ('micros', 'millis') -%}
@@ -908,8 +908,8 @@
                 ~ "'; set it to 'micros' (timestamp(4..6), MicroTimestamp) or 'millis' (timestamp(0..3), Timestamp)") -%}
         {%- endif -%}
         {{ _bronze_epoch_text(name, unit, wall_clock=data_type == 'timestamp_ntz') }}
-    {%- elif cfg['format'] == 'debezium' and decimal and cfg.get('decimal_handling') == 'precise' -%}
-        {{ _bronze_precise_decimal_text(name, (decimal.group(5) or '0') | int, line, column.name) }}
+    {%- elif cfg['format'] == 'debezium' and scale is not none and cfg.get('decimal_handling') == 'precise' -%}
+        {{ _bronze_precise_decimal_text(name, scale, line, column.name) }}
     {%- elif cfg['format'] == 'debezium' and data_type == 'date' -%}
         case when {{ name }} rlike '^-?[0-9]+$'
             then coalesce(cast(date_add(date '1970-01-01', try_cast({{ name }} as int)) as string), {{ name }})

@@ -27,12 +27,11 @@
 #}
 {% macro lossless_cast_check(expr, data_type) %}
     {%- set t = data_type | lower | replace(' ', '') -%}
-    {#- decimal, decimal(p), decimal(p,s); numeric and dec are its other names -#}
-    {%- set decimal = modules.re.match('^(decimal|numeric|dec)(\\((\\d+)(,(\\d+))?\\))?$', t) -%}
-    {%- set scale = (decimal.group(5) or '0') if decimal else none -%}
+    {%- set scale = decimal_scale(t) -%}
+    {%- set decimal = scale is not none -%}
     {%- if t in ('tinyint', 'smallint', 'int', 'integer', 'bigint', 'long', 'short', 'byte') -%}
         {{ expr }} rlike '^[+-]?[0-9]+$'
-    {%- elif decimal and scale | int == 0 -%}
+    {%- elif decimal and scale == 0 -%}
         {{ expr }} rlike '^[+-]?([0-9]+(\\.0*)?|\\.0+)$'
     {%- elif decimal -%}
         {{ expr }} rlike '^[+-]?([0-9]+(\\.[0-9]{0,{{ scale }}}0*)?|\\.[0-9]{1,{{ scale }}}0*)$'
