@@ -2,8 +2,10 @@
 
 Reads the files of one table folder (DMS CSV with a header row or with the
 columns given, DMS Parquet, Debezium JSON lines with or without a schema
-block), infers each column's type from the values and the key from the
-full-load rows (or takes `--key`), and writes, without touching any other
+block), takes each column's type from a schema block (a Connect Decimal
+with its precision and scale, read as Debezium's precise base64) or infers
+it from the values, the key from the full-load rows (or takes `--key`),
+and writes, without touching any other
 file:
 
     models/bronze/<system>/_<system>__sources.yml   the source entry
@@ -45,6 +47,9 @@ CONNECT_TYPES = {
     "io.debezium.time.Timestamp": "timestamp", "org.apache.kafka.connect.data.Date": "date",
     "org.apache.kafka.connect.data.Timestamp": "timestamp",
 }
+#: a decimal under decimal.handling.mode=precise: base64 of the unscaled
+#: number, its scale and precision in the field's parameters
+CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
 SAMPLE_ROWS = 5000
 #: full-load file names: the bronze sources' default `load_pattern`
 #: (macros/bronze/bronze_external_config.sql), a parallel load's SEGMENTn_ too
@@ -65,6 +70,7 @@ class Landed:
     values: dict[str, list[str | None]] = field(default_factory=dict)
     full_load_values: dict[str, list[str | None]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # declared by a schema block
+    precise_decimals: bool = False  # a schema block declared a Connect Decimal
     full_load_op: str = "included"
     cdc_op: str = "included"
 
@@ -180,7 +186,10 @@ def _read_debezium(files: list[Path]) -> Landed:
                 if isinstance(record, dict) and "payload" in record and "schema" in record:
                     for spec in (record["schema"] or {}).get("fields", []):
                         kind = spec.get("name") or spec.get("type")
-                        if kind in CONNECT_TYPES:
+                        if kind == CONNECT_DECIMAL:
+                            landed.types.setdefault(spec["field"], _connect_decimal(spec))
+                            landed.precise_decimals = True
+                        elif kind in CONNECT_TYPES:
                             landed.types.setdefault(spec["field"], CONNECT_TYPES[kind])
                     record = record["payload"]
                 # not changes: a tombstone (null) and a schema-change event
@@ -192,6 +201,15 @@ def _read_debezium(files: list[Path]) -> Landed:
             landed.columns = [k for k in records[0] if k not in META_COLUMNS["debezium"]]
         _collect(records, landed.columns, landed, _is_full_load(path))
     return landed
+
+
+def _connect_decimal(spec: dict[str, Any]) -> str:
+    """decimal(p,s) of a Connect Decimal field: its scale parameter, its
+    precision (38, Spark's largest, when the connector does not give one)."""
+    parameters = spec.get("parameters") or {}
+    scale = int(parameters.get("scale", 0))
+    precision = min(38, int(parameters.get("connect.decimal.precision", 38)))
+    return f"decimal({max(precision, scale)},{scale})"
 
 
 _INT = re.compile(r"^-?\d{1,18}$")
@@ -352,7 +370,11 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
     for setting in ("full_load_op", "cdc_op"):
         if getattr(landed, setting) == "absent":
             external[setting] = "absent"
-    if landed.format == "debezium" and any(t.startswith("decimal") for t in types.values()):
+    if landed.precise_decimals:
+        # a schema block's Connect Decimal: each value the base64 of the
+        # unscaled number (decimal.handling.mode=precise, the default)
+        external["decimal_handling"] = "precise"
+    elif landed.format == "debezium" and any(t.startswith("decimal") for t in types.values()):
         # the values read as decimal text: the connector writes them as text
         # (decimal.handling.mode=string) or numbers (double), not base64
         external["decimal_handling"] = "string"

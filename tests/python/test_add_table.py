@@ -233,6 +233,27 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
         written.source_yaml.read_text())["sources"][0]["tables"]}["price"]
     assert {c["name"]: c.get("data_type") for c in price["columns"]}["amount"].startswith("decimal")
     assert price["meta"]["external"]["decimal_handling"] == "string", price
+    # a schema block's Connect Decimal (decimal.handling.mode=precise): the
+    # values are base64 ("BOI=" is 1250, 12.50 at scale 2), so the type comes
+    # from the field's parameters and bronze is told to decode them
+    fees = landing / "shop" / "fee"
+    fees.mkdir(parents=True)
+    schema = {"type": "struct", "fields": [
+        {"type": "int64", "field": "fee_id"},
+        {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "2", "connect.decimal.precision": "10"}, "field": "amount"},
+        {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+         "parameters": {"scale": "0"}, "field": "units"}]}
+    (fees / "LOAD00000001.json").write_text(json.dumps({"schema": schema, "payload": {
+        "fee_id": 1, "amount": "BOI=", "units": "Bw==", "__op": "r", "__source_ts_ms": 1,
+        "__lsn": 1, "__deleted": "false"}}) + "\n")
+    written = add_table(fees, project_dir=project, landing_root=landing)
+    fee = {t["name"]: t for t in yaml.safe_load(
+        written.source_yaml.read_text())["sources"][0]["tables"]}["fee"]
+    assert {c["name"]: c.get("data_type") for c in fee["columns"]
+            if not c["name"].startswith("_cdc_")} == {
+        "fee_id": "bigint", "amount": "decimal(10,2)", "units": "decimal(38,0)"}, fee
+    assert fee["meta"]["external"]["decimal_handling"] == "precise", fee
 
 
 @pytest.mark.parametrize("values,expected", [
