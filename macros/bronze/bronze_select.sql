@@ -924,8 +924,8 @@
     (io.debezium.time.ZonedTimestamp, a timestamptz column), the same
     instant, when it has no more than microseconds (more digits stay as
     written, and silver quarantines them). `wall_clock` (a timestamp_ntz
-    column): the number's time in UTC (date_format reads it through the
-    session's time zone, which the profile sets to UTC), and an ISO-8601
+    column): the number's time in UTC (a timestamp_ntz cast to text, which
+    no session time zone moves), and an ISO-8601
     time with an offset stays as written (an instant is not a wall-clock
     time; silver quarantines it). -#}
 {% macro _bronze_epoch_text(expr, unit, wall_clock=false) %}
@@ -938,9 +938,9 @@
     {%- if wall_clock %}
     case when {{ expr }} rlike '^-?[0-9]+$'
         {#- (timestampadd takes an int: a count of microseconds overflows it) -#}
-        then coalesce(date_format(timestamp_ntz '1970-01-01 00:00:00' + make_dt_interval(0, 0, 0,
-                                      cast({{ number }} as decimal(20, 0)) / {{ 1000000 if unit == 'micros' else 1000 }}),
-                                  'yyyy-MM-dd HH:mm:ss.SSSSSS'), {{ expr }})
+        then coalesce(cast(timestamp_ntz '1970-01-01 00:00:00' + make_dt_interval(0, 0, 0,
+                               cast({{ number }} as decimal(20, 0)) / {{ 1000000 if unit == 'micros' else 1000 }})
+                           as string), {{ expr }})
         else {{ expr }} end
     {%- else %}
     case when {{ expr }} rlike '^-?[0-9]+$'

@@ -189,15 +189,38 @@
     embedded profile sets (the connection URL itself reads back redacted),
     'server': a metastore server is named (hive.metastore.uris, through
     Spark's spark.hadoop. or spark.hive. prefix), which Spark uses instead,
-    shared with other processes; 'embedded': Derby and no server} -#}
+    shared with other processes; 'embedded': Derby and no server}. The
+    session's time zone is checked on the way (_bronze_require_utc). -#}
 {% macro _bronze_catalog() %}
     {%- set settings = {} -%}
     {%- for row in run_query('set').rows -%}{%- do settings.update({row[0]: row[1]}) -%}{%- endfor -%}
+    {%- do _bronze_require_utc(settings.get('spark.sql.session.timeZone')) -%}
     {%- set uris = [settings.get('spark.hadoop.hive.metastore.uris'), settings.get('spark.hive.metastore.uris')] -%}
     {#- (agate reads an empty value as none) -#}
     {%- set derby = 'org.apache.derby' in (settings.get('spark.sql.hive.metastore.sharedPrefixes') or '') -%}
     {%- set server = uris | select | map('trim') | select | list | length > 0 -%}
     {{ return({'derby': derby, 'server': server, 'embedded': derby and not server}) }}
+{% endmacro %}
+
+{#- Fail unless the session's time zone is UTC (`zone`: as `set` lists it,
+    none when the session never set it and Spark's default, the JVM's zone,
+    applies). Bronze hands times to silver as text and silver casts them in
+    the session's zone: in a zone with daylight saving, a time in the hour
+    the clocks skip comes out an hour later and one in the hour they repeat
+    may take the other offset, a silent change. The profiles set UTC; a
+    cluster's spark-defaults must too. -#}
+{% macro _bronze_require_utc(zone) %}
+    {%- if zone is none -%}
+        {%- set zone = run_query('set spark.sql.session.timeZone').rows[0][1] -%}
+    {%- endif -%}
+    {%- if zone not in ('UTC', 'Etc/UTC', 'UCT', 'Etc/UCT', 'Zulu', 'Etc/Zulu', 'Z', 'GMT', 'Etc/GMT',
+                        '+00:00', 'UTC+00:00', 'GMT+00:00') -%}
+        {%- do exceptions.raise_compiler_error("spark.sql.session.timeZone is '" ~ zone ~ "'; set it to "
+            ~ "UTC (the profile's server_side_parameters, or the cluster's spark-defaults). Times go "
+            ~ "from bronze to silver as text, cast in the session's zone: in a zone with daylight "
+            ~ "saving a time in the hour the clocks skip or repeat would change by an hour. "
+            ~ "Nothing was staged or applied.") -%}
+    {%- endif -%}
 {% endmacro %}
 
 {#- The `lakehouse.ddl` stamps of the bronze tables and views this Spark

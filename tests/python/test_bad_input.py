@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from cdc_helpers import NO_ARTIFACTS, canon
+from lakehouse_cdc import PROJECT_ROOT
 from lakehouse_cdc.dbt_runner import run_dbt
 
 COLUMNS = ["item_id", "name", "price", "qty", "born", "seen_at", "active"]
@@ -2189,6 +2190,34 @@ def test_debezium_decimals_without_decimal_handling_are_refused(spark, project_c
                 ("source hostile.items_dbz: meta.external.decimal_handling is not set, and "
                  "column(s) price are declared decimal",
                  "'precise' (Debezium's default"))
+
+
+def test_a_session_time_zone_other_than_utc_is_refused(spark, project_copy, tmp_path):
+    """Times reach silver as text cast in the session's zone: in New York,
+    a DMS time of 2025-03-09 02:30 (the hour the clocks skip) would be
+    stored as 03:30. A session whose zone is not UTC stops the invocation
+    before anything is staged, naming the setting."""
+    from lakehouse_cdc.dbt_runner import DbtError
+
+    project = _one_table_project(project_copy, MODEL_SQL % "items", "items")
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    text = (PROJECT_ROOT / "profiles" / "profiles.yml").read_text()
+    assert text.count("spark.sql.session.timeZone: UTC") == 1
+    (profiles / "profiles.yml").write_text(text.replace(
+        "spark.sql.session.timeZone: UTC", "spark.sql.session.timeZone: America/New_York"))
+    schema = "t_zone_" + os.urandom(3).hex()
+    try:
+        with pytest.raises(DbtError) as failure:
+            run_dbt(["build", "--select", "slv_hostile__items", "--profiles-dir", str(profiles),
+                     *NO_ARTIFACTS], project_dir=project, schema=schema,
+                    vars={"landing_root": str(tmp_path / "landing")},
+                    target_path=tmp_path / "target")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert ("spark.sql.session.timeZone is 'America/New_York'; set it to UTC"
+            in str(failure.value)), failure.value
+    assert not spark.catalog.databaseExists(f"{schema}_bronze")
 
 
 def test_soft_deletes_refuse_a_model_column_named_like_their_flag(spark, project_copy, tmp_path):
