@@ -70,7 +70,10 @@ class Landed:
     values: dict[str, list[str | None]] = field(default_factory=dict)
     full_load_values: dict[str, list[str | None]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)  # declared by a schema block
-    precise_decimals: bool = False  # a schema block declared a Connect Decimal
+    #: a schema block's Connect Decimal fields: how their values are written
+    #: (decimal_handling: precise for base64 strings, string for JSON numbers)
+    decimal_handling: str | None = None
+    notes: list[str] = field(default_factory=list)  # printed by the command
     full_load_op: str = "included"
     cdc_op: str = "included"
 
@@ -176,6 +179,7 @@ def _read_parquet(files: list[Path]) -> Landed:
 
 def _read_debezium(files: list[Path]) -> Landed:
     landed = Landed("debezium", [], header=False)
+    decimals: dict[str, set[str]] = {}  # Connect Decimal field -> JSON types of its values
     for path in files:
         records = []
         with open(path, encoding="utf-8-sig") as handle:
@@ -187,8 +191,8 @@ def _read_debezium(files: list[Path]) -> Landed:
                     for spec in (record["schema"] or {}).get("fields", []):
                         kind = spec.get("name") or spec.get("type")
                         if kind == CONNECT_DECIMAL:
-                            landed.types.setdefault(spec["field"], _connect_decimal(spec))
-                            landed.precise_decimals = True
+                            landed.types.setdefault(spec["field"], _connect_decimal(spec, landed))
+                            decimals.setdefault(spec["field"], set())
                         elif kind in CONNECT_TYPES:
                             landed.types.setdefault(spec["field"], CONNECT_TYPES[kind])
                     record = record["payload"]
@@ -197,19 +201,46 @@ def _read_debezium(files: list[Path]) -> Landed:
                         ("ddl" in record or "tableChanges" in record) and "__op" not in record):
                     continue
                 records.append(record)
+                for name, kinds in decimals.items():
+                    if record.get(name) is not None:
+                        kinds.add("string" if isinstance(record[name], str) else "number")
         if records and not landed.columns:
             landed.columns = [k for k in records[0] if k not in META_COLUMNS["debezium"]]
         _collect(records, landed.columns, landed, _is_full_load(path))
+    kinds = set().union(*decimals.values())
+    if len(kinds) > 1:
+        raise AddTableError(f"the Connect Decimal fields {', '.join(sorted(decimals))} hold both "
+                            "base64 strings (decimal.handling.mode=precise) and JSON numbers "
+                            "(the converter's decimal.format=NUMERIC): land one table's files "
+                            "from one connector setting, or write its YAML by hand")
+    if decimals:
+        # base64 text is the unscaled number (precise); a JSON number is the
+        # value as written, read as text (string)
+        landed.decimal_handling = "string" if kinds == {"number"} else "precise"
     return landed
 
 
-def _connect_decimal(spec: dict[str, Any]) -> str:
+def _connect_decimal(spec: dict[str, Any], landed: Landed) -> str:
     """decimal(p,s) of a Connect Decimal field: its scale parameter, its
-    precision (38, Spark's largest, when the connector does not give one)."""
+    precision (38, Spark's largest, when the connector does not give one or
+    gives more: noted, as a larger value is then quarantined)."""
     parameters = spec.get("parameters") or {}
-    scale = int(parameters.get("scale", 0))
-    precision = min(38, int(parameters.get("connect.decimal.precision", 38)))
-    return f"decimal({max(precision, scale)},{scale})"
+    name = spec["field"]
+    try:
+        scale = int(parameters.get("scale", 0))
+        precision = int(parameters.get("connect.decimal.precision", 38))
+    except ValueError as error:
+        raise AddTableError(f"field {name}: the schema block's Decimal parameters {parameters} "
+                            "are not numbers") from error
+    if not 0 <= scale <= 38:
+        raise AddTableError(f"field {name}: a Decimal of scale {scale}, which Spark's decimal "
+                            "(scale 0 to 38) cannot hold; set decimal.handling.mode=string on the "
+                            "connector and declare the column string")
+    if precision > 38:
+        landed.notes.append(f"{name}: decimal({precision},{scale}) at the source, declared "
+                            f"decimal(38,{scale}) (Spark's largest): a value of more than "
+                            f"{38 - scale} integer digits is quarantined")
+    return f"decimal({max(min(precision, 38), scale)},{scale})"
 
 
 _INT = re.compile(r"^-?\d{1,18}$")
@@ -308,6 +339,7 @@ class Written:
     model: str
     key: list[str]
     types: dict[str, str]
+    notes: list[str] = field(default_factory=list)  # what to review beyond the types
 
 
 def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
@@ -370,10 +402,8 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
     for setting in ("full_load_op", "cdc_op"):
         if getattr(landed, setting) == "absent":
             external[setting] = "absent"
-    if landed.precise_decimals:
-        # a schema block's Connect Decimal: each value the base64 of the
-        # unscaled number (decimal.handling.mode=precise, the default)
-        external["decimal_handling"] = "precise"
+    if landed.decimal_handling:
+        external["decimal_handling"] = landed.decimal_handling
     elif landed.format == "debezium" and any(t.startswith("decimal") for t in types.values()):
         # the values read as decimal text: the connector writes them as text
         # (decimal.handling.mode=string) or numbers (double), not base64
@@ -429,7 +459,7 @@ def add_table(folder: Path | str, *, project_dir: Path | str = PROJECT_ROOT,
     model_sql.parent.mkdir(parents=True, exist_ok=True)
     model_sql.write_text(sql)
     _dump(model_yaml, models, f"# Silver: current state of the {system} tables (cdc_merge).\n")
-    return Written(source_yaml, model_sql, model_yaml, source, model, keys, types)
+    return Written(source_yaml, model_sql, model_yaml, source, model, keys, types, landed.notes)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -467,6 +497,8 @@ def main(args: argparse.Namespace) -> int:
         return 2
     print(f"source {written.source}, key {', '.join(written.key)}; columns: "
           + ", ".join(f"{c} {t}" for c, t in written.types.items()))
+    for note in written.notes:
+        print(f"note: {note}")
     for path in (written.source_yaml, written.model_sql, written.model_yaml):
         print(f"  wrote {path}")
     print(f"next: lakehouse dbt build --select {written.model}   (review the inferred types)")

@@ -254,6 +254,39 @@ def test_segment_load_files_tombstones_schema_events_and_a_bom(tmp_path, project
             if not c["name"].startswith("_cdc_")} == {
         "fee_id": "bigint", "amount": "decimal(10,2)", "units": "decimal(38,0)"}, fee
     assert fee["meta"]["external"]["decimal_handling"] == "precise", fee
+    assert written.notes == [], written.notes
+    # the same schema with the converter's decimal.format=NUMERIC: the values
+    # are JSON numbers, read as written (string); a precision beyond Spark's
+    # 38 is declared 38 and said; a scale beyond it, or both forms, refused
+    tolls = landing / "shop" / "toll"
+    tolls.mkdir(parents=True)
+    wide = dict(schema, fields=[*schema["fields"][:2], {
+        **schema["fields"][2], "parameters": {"scale": "4", "connect.decimal.precision": "65"}}])
+    (tolls / "LOAD00000001.json").write_text(json.dumps({"schema": wide, "payload": {
+        "fee_id": 1, "amount": 12.50, "units": 7, "__op": "r", "__source_ts_ms": 1,
+        "__lsn": 1, "__deleted": "false"}}) + "\n")
+    written = add_table(tolls, project_dir=project, landing_root=landing)
+    toll = {t["name"]: t for t in yaml.safe_load(
+        written.source_yaml.read_text())["sources"][0]["tables"]}["toll"]
+    assert {c["name"]: c.get("data_type") for c in toll["columns"]}["units"] == "decimal(38,4)"
+    assert toll["meta"]["external"]["decimal_handling"] == "string", toll
+    assert written.notes == ["units: decimal(65,4) at the source, declared decimal(38,4) (Spark's "
+                             "largest): a value of more than 34 integer digits is quarantined"]
+    with (tolls / "20250101-000000000.json").open("w") as handle:
+        handle.write(json.dumps({"schema": wide, "payload": {
+            "fee_id": 2, "amount": "BOI=", "units": None, "__op": "c", "__source_ts_ms": 2,
+            "__lsn": 2, "__deleted": "false"}}) + "\n")
+    with pytest.raises(AddTableError, match="both base64 strings .* and JSON numbers"):
+        add_table(tolls, project_dir=project, landing_root=landing, force=True)
+    fines = landing / "shop" / "fine"
+    fines.mkdir(parents=True)
+    deep = dict(schema, fields=[schema["fields"][0], {
+        **schema["fields"][1], "parameters": {"scale": "40", "connect.decimal.precision": "50"}}])
+    (fines / "LOAD00000001.json").write_text(json.dumps({"schema": deep, "payload": {
+        "fee_id": 1, "amount": "AQ==", "__op": "r", "__source_ts_ms": 1, "__lsn": 1,
+        "__deleted": "false"}}) + "\n")
+    with pytest.raises(AddTableError, match="field amount: a Decimal of scale 40"):
+        add_table(fines, project_dir=project, landing_root=landing)
 
 
 @pytest.mark.parametrize("values,expected", [
