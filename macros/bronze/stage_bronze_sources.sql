@@ -208,15 +208,19 @@
     the session's zone: in a zone with daylight saving, a time in the hour
     the clocks skip comes out an hour later and one in the hour they repeat
     may take the other offset, a silent change. The profiles set UTC; a
-    cluster's spark-defaults must too. -#}
+    cluster's spark-defaults must too. Checked by every staging (the
+    on-run-start hook) and, before the build lock is taken, by
+    lakehouse_lock_acquire (a refusal after it would leave the lock held). -#}
 {% macro _bronze_require_utc(zone) %}
     {%- if zone is none -%}
         {%- set zone = run_query('set spark.sql.session.timeZone').rows[0][1] -%}
     {%- endif -%}
-    {%- if zone not in ('UTC', 'Etc/UTC', 'UCT', 'Etc/UCT', 'Zulu', 'Etc/Zulu', 'Z', 'GMT', 'Etc/GMT',
-                        '+00:00', 'UTC+00:00', 'GMT+00:00') -%}
+    {%- if zone not in ('UTC', 'Etc/UTC', 'UCT', 'Etc/UCT', 'Zulu', 'Etc/Zulu', 'Universal',
+                        'Etc/Universal', 'Z', 'GMT', 'Etc/GMT', 'GMT0', 'Etc/GMT0', 'Greenwich',
+                        'Etc/Greenwich', '+00', '+00:00', '-00:00', '+00:00:00', 'UTC+0', 'UTC+00:00',
+                        'GMT+0', 'GMT+00:00') -%}
         {%- do exceptions.raise_compiler_error("spark.sql.session.timeZone is '" ~ zone ~ "'; set it to "
-            ~ "UTC (the profile's server_side_parameters, or the cluster's spark-defaults). Times go "
+            ~ "UTC (the Spark Thrift server's spark-defaults, or a session profile's server_side_parameters). Times go "
             ~ "from bronze to silver as text, cast in the session's zone: in a zone with daylight "
             ~ "saving a time in the hour the clocks skip or repeat would change by an hour. "
             ~ "Nothing was staged or applied.") -%}

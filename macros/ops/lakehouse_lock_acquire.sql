@@ -18,6 +18,8 @@
 #}
 {% macro lakehouse_lock_acquire(purpose=none, lock_name='build', ttl_minutes=none) %}
     {%- if not execute or not _lakehouse_lock_enabled() -%}{{ return('') }}{%- endif -%}
+    {#- refused before the lock is taken, never while it is held -#}
+    {%- do _bronze_require_utc(none) -%}
     {%- set holder = var('lakehouse_lock_holder', none) or invocation_id -%}
     {%- set purpose = purpose or ('dbt ' ~ flags.WHICH ~ (' within ' ~ holder if holder != invocation_id else '')) -%}
     {%- set ttl = ttl_minutes or var('lakehouse_lock_ttl_minutes', 180) -%}

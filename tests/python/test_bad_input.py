@@ -2196,7 +2196,9 @@ def test_a_session_time_zone_other_than_utc_is_refused(spark, project_copy, tmp_
     """Times reach silver as text cast in the session's zone: in New York,
     a DMS time of 2025-03-09 02:30 (the hour the clocks skip) would be
     stored as 03:30. A session whose zone is not UTC stops the invocation
-    before anything is staged, naming the setting."""
+    before anything is staged, naming the setting, and before the build
+    lock is taken (dbt runs no on-run-end hook after a failed one: a lock
+    taken first would stay held)."""
     from lakehouse_cdc.dbt_runner import DbtError
 
     project = _one_table_project(project_copy, MODEL_SQL % "items", "items")
@@ -2211,13 +2213,15 @@ def test_a_session_time_zone_other_than_utc_is_refused(spark, project_copy, tmp_
         with pytest.raises(DbtError) as failure:
             run_dbt(["build", "--select", "slv_hostile__items", "--profiles-dir", str(profiles),
                      *NO_ARTIFACTS], project_dir=project, schema=schema,
-                    vars={"landing_root": str(tmp_path / "landing")},
+                    vars={"landing_root": str(tmp_path / "landing"),
+                          "lakehouse_build_lock": True},
                     target_path=tmp_path / "target")
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert ("spark.sql.session.timeZone is 'America/New_York'; set it to UTC"
             in str(failure.value)), failure.value
     assert not spark.catalog.databaseExists(f"{schema}_bronze")
+    assert not spark.catalog.databaseExists(f"{schema}_ops")  # the lock's table
 
 
 def test_soft_deletes_refuse_a_model_column_named_like_their_flag(spark, project_copy, tmp_path):
