@@ -22,7 +22,7 @@
     {%- elif data_type == 'timestamp' -%}
         {#- microseconds since the epoch: exact whatever the session time zone -#}
         {%- set literal = "concat('timestamp_micros(', unix_micros(" ~ column ~ "), 'L)')" -%}
-    {%- elif data_type == 'date' or data_type.startswith('decimal') -%}
+    {%- elif data_type == 'date' or decimal_scale(data_type) is not none -%}
         {%- set literal = "concat('cast(', chr(39), cast(" ~ column ~ " as string), chr(39), ' as "
                           ~ data_type ~ ")')" -%}
     {%- endif -%}

@@ -179,10 +179,17 @@
             case
                 when _cdc_commit_ts is null or trim(_cdc_commit_ts) = ''
                     then {{ sql_string('missing_sequence: commit timestamp' ~ _cdc_header_hint(external, 'timestamp_column')) }}
-                when try_cast(_cdc_commit_ts as timestamp) is null then 'unparseable_value: commit timestamp'
+                {#- a date and a time, as DMS and bronze write it: Spark's cast
+                    also takes '2025' or '1', which a headerless row read one
+                    field off would hold here -#}
+                when try_cast(_cdc_commit_ts as timestamp) is null
+                    or trim(_cdc_commit_ts) not rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?$'
+                    then 'unparseable_value: commit timestamp'
                 when _cdc_phase = 1 and (_cdc_change_seq is null or trim(_cdc_change_seq) = '')
                     then {{ sql_string('missing_sequence: change sequence' ~ _cdc_header_hint(external, 'sequence_column')) }}
-                when _cdc_phase = 1 and try_cast(_cdc_change_seq as decimal(38, 0)) is null
+                {#- a full-load row's sequence may be empty, never text that is
+                    not a number (a headerless row read one field off) -#}
+                when (_cdc_phase = 1 or trim(_cdc_change_seq) <> '') and try_cast(_cdc_change_seq as decimal(38, 0)) is null
                     then 'unparseable_value: change sequence'
                 {%- for name, data_type in typed.items() if data_type | lower != 'string' %}
                 {%- set given = '`' ~ name ~ '` is not null' ~ (' and `' ~ name ~ '` <> ' ~ sql_string(placeholder) if name in unavailable else '') %}

@@ -1376,6 +1376,34 @@ def test_rows_without_a_field_dms_writes_name_the_setting(spark, project_copy, t
     }, reasons
 
 
+def test_a_sequence_or_commit_time_that_is_not_one_is_quarantined(spark, project_copy, tmp_path):
+    """A headerless row read one field off (a task without a field the YAML
+    names, the last column marked added_later) holds a column's value where
+    the sequence or the commit time goes. A full-load row's sequence may be
+    empty but never text that is not a number (it was taken as 0), and a
+    commit time is a date and a time (Spark's cast also takes '2025'): both
+    quarantined, where they were applied."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_nh", table="items_nh")
+    folder = tmp_path / "landing" / "hostile" / "items_nh"
+    schema = "t_nh_shift_" + os.urandom(3).hex()
+    c = Corpus()
+    load = [c.change("I", 1, load=True), c.change("I", 2, load=True, outcome="quarantined")]
+    load[1].fields[2] = "C1"
+    cdc = [c.change("U", 1, name="m", outcome="quarantined"), c.change("I", 3)]
+    cdc[0].fields[1] = "2025"
+    land(folder, [CorpusFile("LOAD00000001.csv", lines(None, load), load),
+                  CorpusFile("20250101-000001000.csv", lines(None, cdc), cdc)])
+    build(project, tmp_path, schema, "slv_hostile__items_nh")
+
+    table = spark.table(f"{schema}_silver.slv_hostile__items_nh")
+    assert sorted((r.item_id, r.name) for r in table.collect()) == [(1, "n"), (3, "n")]
+    reasons = {(file_name(r.file_path), r.row_number): r.reason for r in spark.sql(
+        f"select file_path, row_number, reason from {schema}_silver.cdc_quarantine").collect()}
+    assert reasons == {
+        ("LOAD00000001.csv", 2): "unparseable_value: change sequence",
+        ("20250101-000001000.csv", 1): "unparseable_value: commit timestamp"}, reasons
+
+
 def test_cdc_files_without_op_inserts_only(spark, project_copy, tmp_path):
     """DMS with CdcInsertsOnly=true and IncludeOpForFullLoad=false writes CDC
     files without Op: with `cdc_op: absent` every such row is an insert; a
