@@ -2271,6 +2271,38 @@ def test_soft_deletes_refuse_a_model_column_named_like_their_flag(spark, project
                  "`is_deleted as source_is_deleted`"))
 
 
+def test_debezium_tombstones_without_their_deletes_fail_the_run(spark, project_copy, tmp_path):
+    """A tombstone (`null`) carries no key: under ExtractNewRecordState's
+    default delete.tombstone.handling.mode=tombstone it is all that is left
+    of a delete, which was skipped with it (the key kept in silver). A file
+    with more tombstones than deletes fails the run, naming the setting;
+    a file that opens with the tombstone of the delete that ended the file
+    before it is read as before."""
+    project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
+    folder = tmp_path / "landing" / "hostile" / "items_dbz"
+    folder.mkdir(parents=True)
+    (folder / "20250101-000001000.json").write_text("\n".join([
+        dbz_event("c", 1, 1000), dbz_event("c", 2, 1001), dbz_event("c", 3, 1002),
+        dbz_event("d", 3, 1003)]) + "\n")
+    (folder / "20250101-000002000.json").write_text("\n".join([
+        "null", dbz_event("u", 1, 1004, name="m")]) + "\n")
+    schema = "t_dbz_lone_" + os.urandom(3).hex()
+    build(project, tmp_path, schema, "slv_hostile__items_dbz")
+    table = f"{schema}_silver.slv_hostile__items_dbz"
+    before = sorted((r.item_id, r.name) for r in spark.table(table).collect())
+    assert before == [(1, "m"), (2, "n")], before
+
+    # key 2 deleted, written as its tombstone alone; key 4's change beside it
+    (folder / "20250101-000003000.json").write_text("\n".join([
+        dbz_event("c", 4, 1005), "null", dbz_event("u", 1, 1006, name="o")]) + "\n")
+    build_fails(project, tmp_path, schema, "slv_hostile__items_dbz",
+                ("20250101-000003000.json holds 1 tombstone line(s) and 0 delete event(s): more "
+                 "tombstones (null lines) than the deletes they follow",
+                 "delete.tombstone.handling.mode=tombstone", "Nothing was applied"))
+    after = sorted((r.item_id, r.name) for r in spark.table(table).collect())
+    assert after == before, after
+
+
 def test_debezium_file_with_crlf_line_ends(spark, one_file_debezium):
     """A Debezium file written with CRLF line ends: its changes apply and its
     tombstone line (`null`) is skipped, as in an LF file (its CR made it a
@@ -2768,8 +2800,10 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     # a later file: a placeholder with nothing earlier in its batch keeps the stored value
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
     ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
-    # schema events and a tombstone (its line ending with CRLF) only
-    (folder / "20250101-000002500.json").write_bytes(f"{ddl}\nnull\r\n{ddl}\n".encode())
+    # schema events and a tombstone (its line ending with CRLF) only: the
+    # tombstone first, that of a delete ending the file before (a tombstone
+    # after a change that is not a delete fails the run: a lone tombstone)
+    (folder / "20250101-000002500.json").write_bytes(f"null\r\n{ddl}\n{ddl}\n".encode())
     build(project, tmp_path, schema)
     events = {
         file_name(r.file_path): (r.rows_in_file, r.events_skipped)
