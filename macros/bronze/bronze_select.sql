@@ -743,14 +743,21 @@
               from (select *, {{ _bronze_line_text('line') }} as text from numbered) as trimmed) as unwrapped
     ),
 
-    {#- per file: its bytes, and whether it holds a tombstone no delete
-        explains (_bronze_lone_tombstones) -#}
+    {#- per file (a window over its lines, one exchange for both steps):
+        its bytes, its first change line, then whether it holds tombstones
+        no delete explains (_bronze_lone_tombstones) -#}
     per_file as (
         select
             *,
             sum(octet_length(line) + 1) over w_file as file_bytes,
-            {{ _bronze_lone_tombstones(cfg) }} as lone_tombstones
-        from parsed
+            min(if(line_kind in ('change', 'delete', 'unread'), line_no, null)) over w_file as first_change_line
+        from (select *, {{ _bronze_debezium_line_kind(cfg) }} as line_kind from parsed) as kinds
+        window w_file as (partition by file)
+    ),
+
+    checked as (
+        select *, {{ _bronze_lone_tombstones() }} as lone_tombstones
+        from per_file
         window w_file as (partition by file)
     ),
 
@@ -770,10 +777,21 @@
                                                      (k, v) -> {{ _bronze_json_number_text('text', 'v', 'k') }}),
                                     (k, v) -> lower(k)) end as fields,
             count(*) over (partition by file) as file_rows
-        from per_file
-        {# (a file with lone tombstones keeps them, to fail its read below) #}
-        where text <> '' and (lone_tombstones is not null
-                              or not {{ _bronze_debezium_skipped(cfg, 'one_value', 'body', 'raw_fields') }})
+        from checked
+        {# in the filter, which every reader of the view evaluates (a column
+           one does not select is never computed) #}
+        where case
+            when lone_tombstones is not null then raise_error(concat(
+                'bronze {{ node.source_name }}.{{ node.name }}: ', file, ' holds ', lone_tombstones,
+                {{ sql_string(": more tombstones (null lines) after its first change than deletes. A tombstone "
+                              ~ "carries no key (that is in the Kafka record's key), so each stands for a delete "
+                              ~ "that cannot be applied: ExtractNewRecordState drops the delete events under "
+                              ~ "delete.tombstone.handling.mode=tombstone, its default (or delete-to-tombstone; "
+                              ~ "before Debezium 2.5, delete.handling.mode=none). Set it to rewrite (or "
+                              ~ "rewrite-with-tombstone) and land the table again (a new snapshot). Nothing was "
+                              ~ "applied.") }}))
+            else line_kind in ('change', 'delete', 'unread')
+        end
     )
 
     select
@@ -810,14 +828,6 @@
             array({{ _bronze_sql_list(known) }}), k)) as _cdc_extra,
         file_rows as _cdc_file_rows,
         case
-            when lone_tombstones is not null then raise_error(concat(
-                'bronze {{ node.source_name }}.{{ node.name }}: ', file, ' holds ', lone_tombstones,
-                {{ sql_string(": more tombstones (null lines) than the deletes they follow. A tombstone carries no key "
-                              ~ "(the key is in the Kafka record's key), so each stands for a delete that cannot "
-                              ~ "be applied: the connector's ExtractNewRecordState drops delete events under "
-                              ~ "delete.tombstone.handling.mode=tombstone, its default. Set it to rewrite (or "
-                              ~ "rewrite-with-tombstone) and land the table again (a new snapshot). Nothing was "
-                              ~ "applied.") }}))
             when file_name not rlike '\\.gz$' and file_bytes in (file_size + 1, file_size - 2)
                 then 'incomplete: the file does not end with a newline (cut mid-line?); held until it lands complete'
             when file_name not rlike '\\.gz$' and file_bytes not in (file_size, file_size - 3) then raise_error(concat(
@@ -827,30 +837,44 @@
     from changes
 {% endmacro %}
 
-{#- Per Debezium file (a window over its lines), NULL, or the text
-    '<n> tombstone line(s) and <m> delete event(s)' when the file holds more
-    tombstones (`null` lines) than a delete explains. Debezium writes a
-    tombstone after each delete, and ExtractNewRecordState keeps both only
-    under delete.tombstone.handling.mode=rewrite-with-tombstone (rewrite
-    keeps the delete alone, the README's setting); under its default,
-    tombstone, the delete is dropped and only the keyless tombstone
-    remains: the delete would be lost. A file's first line may be the
-    tombstone of a delete that ended the file before it. Known gap: a file
-    whose one tombstone is its first line passes (a sink writing one change
-    per file). A delete: the operation field `d` (also a not-flattened
-    event's `op`, quarantined apart) or the deleted field `true`. -#}
-{% macro _bronze_lone_tombstones(cfg) -%}
-    {#- (a tombstone alone on its line, as _bronze_debezium_skipped skips it) -#}
-    {%- set tombstone = "body <=> 'null' and one_value" -%}
-    {%- set is_delete = "exists(map_entries(raw_fields), e -> lower(e.key) in (" ~ sql_string(cfg['op_column'] | lower)
-                        ~ ", 'op') and e.value = 'd' or lower(e.key) = " ~ sql_string(cfg['deleted_column'] | lower)
-                        ~ " and e.value = 'true')" -%}
-    case when count_if({{ tombstone }}) over w_file
-              > count_if({{ is_delete }}) over w_file
-                + if(min(if({{ tombstone }}, line_no, null)) over w_file
-                     = min(if(text <> '', line_no, null)) over w_file, 1, 0)
-        then concat(count_if({{ tombstone }}) over w_file, ' tombstone line(s) and ',
-                    count_if({{ is_delete }}) over w_file, ' delete event(s)') end
+{#- What a Debezium line is, by one rule: 'blank'; 'tombstone' (`null`)
+    and 'event' (a schema change), skipped (_bronze_debezium_skipped) and
+    counted apart; 'unread' (not one JSON object: quarantined as
+    malformed); 'delete' (the operation field `d`, the deleted field
+    `true`, or a not-flattened event's `op` `d`, which is quarantined too);
+    'change'. -#}
+{% macro _bronze_debezium_line_kind(cfg) -%}
+    {%- set op = "raw_fields[" ~ sql_string(cfg['op_column']) ~ "]" -%}
+    case
+        when text = '' then 'blank'
+        when {{ _bronze_debezium_skipped(cfg, 'one_value', 'body', 'raw_fields') }}
+            then if(body <=> 'null', 'tombstone', 'event')
+        when raw_fields is null or not one_value then 'unread'
+        when {{ op }} = 'd' or raw_fields[{{ sql_string(cfg['deleted_column']) }}] = 'true'
+             or {{ op }} is null and raw_fields['op'] = 'd' then 'delete'
+        else 'change'
+    end
+{%- endmacro %}
+
+{#- Per Debezium file (a window `w_file` over its lines, with their
+    line_kind and the file's first_change_line), NULL, or the text
+    '<n> tombstone line(s) and <m> delete event(s)' when more tombstones
+    follow the file's first change than it has deletes. Debezium writes a
+    tombstone after each delete; ExtractNewRecordState keeps both under
+    delete.tombstone.handling.mode=rewrite-with-tombstone, the delete alone
+    under rewrite (the README's setting), and under its default, tombstone,
+    drops the delete: the keyless tombstone is all that is left, and the
+    delete would be lost. Tombstones before a file's first change are taken
+    to follow deletes that ended the file before it (a sink's file
+    boundary), and a line that cannot be read may be a delete. Known gap:
+    a delete written as its tombstone alone before any change of its file
+    (a sink writing one change per file) passes. -#}
+{% macro _bronze_lone_tombstones() -%}
+    case when count_if(line_kind = 'tombstone' and line_no > first_change_line) over w_file
+              > count_if(line_kind in ('delete', 'unread')) over w_file
+        then concat(count_if(line_kind = 'tombstone' and line_no > first_change_line) over w_file,
+                    ' tombstone line(s) and ', count_if(line_kind in ('delete', 'unread')) over w_file,
+                    ' delete event(s) or unread line(s)') end
 {%- endmacro %}
 
 {#- A Debezium line's text: trimmed, without a byte-order mark or the CR

@@ -2275,29 +2275,36 @@ def test_debezium_tombstones_without_their_deletes_fail_the_run(spark, project_c
     """A tombstone (`null`) carries no key: under ExtractNewRecordState's
     default delete.tombstone.handling.mode=tombstone it is all that is left
     of a delete, which was skipped with it (the key kept in silver). A file
-    with more tombstones than deletes fails the run, naming the setting;
-    a file that opens with the tombstone of the delete that ended the file
-    before it is read as before."""
+    with more tombstones after its first change than deletes fails the run,
+    naming the setting, and nothing is applied. Read as before: tombstones
+    before a file's first change (those of deletes that ended the file
+    before it, after a schema event too) and a tombstone after a line that
+    cannot be read (a cut delete, quarantined)."""
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
+    ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
+    cut = dbz_event("d", 2, 1005)[:30]
     (folder / "20250101-000001000.json").write_text("\n".join([
         dbz_event("c", 1, 1000), dbz_event("c", 2, 1001), dbz_event("c", 3, 1002),
-        dbz_event("d", 3, 1003)]) + "\n")
+        dbz_event("c", 5, 1003), dbz_event("d", 3, 1004), dbz_event("d", 5, 1005)]) + "\n")
     (folder / "20250101-000002000.json").write_text("\n".join([
-        "null", dbz_event("u", 1, 1004, name="m")]) + "\n")
+        ddl, "null", "null", dbz_event("u", 1, 1006, name="m"), cut, "null"]) + "\n")
     schema = "t_dbz_lone_" + os.urandom(3).hex()
     build(project, tmp_path, schema, "slv_hostile__items_dbz")
     table = f"{schema}_silver.slv_hostile__items_dbz"
     before = sorted((r.item_id, r.name) for r in spark.table(table).collect())
     assert before == [(1, "m"), (2, "n")], before
+    quarantined = [(file_name(r.file_path), r.row_number, r.record) for r in spark.sql(
+        f"select * from {schema}_silver.cdc_quarantine").collect()]
+    assert quarantined == [("20250101-000002000.json", 5, cut)], quarantined
 
     # key 2 deleted, written as its tombstone alone; key 4's change beside it
     (folder / "20250101-000003000.json").write_text("\n".join([
-        dbz_event("c", 4, 1005), "null", dbz_event("u", 1, 1006, name="o")]) + "\n")
+        dbz_event("c", 4, 1007), "null", dbz_event("u", 1, 1008, name="o")]) + "\n")
     build_fails(project, tmp_path, schema, "slv_hostile__items_dbz",
-                ("20250101-000003000.json holds 1 tombstone line(s) and 0 delete event(s): more "
-                 "tombstones (null lines) than the deletes they follow",
+                ("20250101-000003000.json holds 1 tombstone line(s) and 0 delete event(s) or "
+                 "unread line(s): more tombstones (null lines) after its first change than deletes",
                  "delete.tombstone.handling.mode=tombstone", "Nothing was applied"))
     after = sorted((r.item_id, r.name) for r in spark.table(table).collect())
     assert after == before, after
@@ -2800,10 +2807,8 @@ def test_debezium_toast_tombstones_schema_events_and_broken_lines(spark, project
     # a later file: a placeholder with nothing earlier in its batch keeps the stored value
     (folder / "20250101-000002000.json").write_text(event("u", 2, name=toast, qty=9) + "\n")
     ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
-    # schema events and a tombstone (its line ending with CRLF) only: the
-    # tombstone first, that of a delete ending the file before (a tombstone
-    # after a change that is not a delete fails the run: a lone tombstone)
-    (folder / "20250101-000002500.json").write_bytes(f"null\r\n{ddl}\n{ddl}\n".encode())
+    # schema events and a tombstone (its line ending with CRLF) only
+    (folder / "20250101-000002500.json").write_bytes(f"{ddl}\nnull\r\n{ddl}\n".encode())
     build(project, tmp_path, schema)
     events = {
         file_name(r.file_path): (r.rows_in_file, r.events_skipped)
