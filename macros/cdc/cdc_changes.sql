@@ -179,11 +179,12 @@
             case
                 when _cdc_commit_ts is null or trim(_cdc_commit_ts) = ''
                     then {{ sql_string('missing_sequence: commit timestamp' ~ _cdc_header_hint(external, 'timestamp_column')) }}
-                {#- a date and a time, as DMS and bronze write it: Spark's cast
+                {#- a date and a time (an offset allowed), as DMS and bronze write it: Spark's cast
                     also takes '2025' or '1', which a headerless row read one
                     field off would hold here -#}
                 when try_cast(_cdc_commit_ts as timestamp) is null
-                    or trim(_cdc_commit_ts) not rlike '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?$'
+                    or trim(_cdc_commit_ts) not rlike
+                        '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$'
                     then 'unparseable_value: commit timestamp'
                 when _cdc_phase = 1 and (_cdc_change_seq is null or trim(_cdc_change_seq) = '')
                     then {{ sql_string('missing_sequence: change sequence' ~ _cdc_header_hint(external, 'sequence_column')) }}
