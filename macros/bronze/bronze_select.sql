@@ -840,25 +840,34 @@
 {#- What a Debezium line is, by one rule: 'blank'; 'tombstone' (`null`)
     and 'event' (a schema change), skipped (_bronze_debezium_skipped) and
     counted apart; 'unread' (not one JSON object: quarantined as
-    malformed); 'delete' (the operation field `d`, the deleted field
-    `true`, or a not-flattened event's `op` `d`, which is quarantined too);
-    'change'. -#}
+    malformed); 'delete' (the operation field `d` or the deleted field
+    `true`, names matched without case as bronze reads them: looked up as
+    configured first, every field's name compared only when one of the two
+    is missing; or a not-flattened event's `op` `d`, quarantined too, as
+    _bronze_debezium_rows tells it); 'change'. -#}
 {% macro _bronze_debezium_line_kind(cfg) -%}
-    {%- set op = "raw_fields[" ~ sql_string(cfg['op_column']) ~ "]" -%}
+    {%- set op = cfg['op_column'] -%}
+    {%- set deleted = cfg['deleted_column'] -%}
     case
         when text = '' then 'blank'
         when {{ _bronze_debezium_skipped(cfg, 'one_value', 'body', 'raw_fields') }}
             then if(body <=> 'null', 'tombstone', 'event')
         when raw_fields is null or not one_value then 'unread'
-        when {{ op }} = 'd' or raw_fields[{{ sql_string(cfg['deleted_column']) }}] = 'true'
-             or {{ op }} is null and raw_fields['op'] = 'd' then 'delete'
+        when coalesce(raw_fields[{{ sql_string(op) }}] = 'd' or raw_fields[{{ sql_string(deleted) }}] = 'true',
+                      exists(map_entries(raw_fields), e -> lower(e.key) = {{ sql_string(op | lower) }} and e.value = 'd'
+                                                           or lower(e.key) = {{ sql_string(deleted | lower) }}
+                                                              and e.value = 'true'))
+            or not map_contains_key(raw_fields, {{ sql_string(op) }}) and map_contains_key(raw_fields, 'source')
+               and (map_contains_key(raw_fields, 'after') or map_contains_key(raw_fields, 'before'))
+               and raw_fields['op'] = 'd'
+            then 'delete'
         else 'change'
     end
 {%- endmacro %}
 
 {#- Per Debezium file (a window `w_file` over its lines, with their
     line_kind and the file's first_change_line), NULL, or the text
-    '<n> tombstone line(s) and <m> delete event(s)' when more tombstones
+    '<n> tombstone line(s) and <m> delete event(s) or unread line(s)' when more tombstones
     follow the file's first change than it has deletes. Debezium writes a
     tombstone after each delete; ExtractNewRecordState keeps both under
     delete.tombstone.handling.mode=rewrite-with-tombstone, the delete alone

@@ -2278,16 +2278,21 @@ def test_debezium_tombstones_without_their_deletes_fail_the_run(spark, project_c
     with more tombstones after its first change than deletes fails the run,
     naming the setting, and nothing is applied. Read as before: tombstones
     before a file's first change (those of deletes that ended the file
-    before it, after a schema event too) and a tombstone after a line that
-    cannot be read (a cut delete, quarantined)."""
+    before it, after a schema event too), a tombstone after a line that
+    cannot be read (a cut delete, quarantined), and one after a delete whose
+    field names differ in case."""
     project = _one_table_project(project_copy, MODEL_SQL % "items_dbz", "items_dbz")
     folder = tmp_path / "landing" / "hostile" / "items_dbz"
     folder.mkdir(parents=True)
     ddl = json.dumps({"ddl": "ALTER TABLE items ADD COLUMN y int", "tableChanges": []})
     cut = dbz_event("d", 2, 1005)[:30]
+    # deletes each with its tombstone (rewrite-with-tombstone), one with its
+    # fields named in another case (bronze matches names without case)
+    upper = dbz_event("d", 5, 1005).replace('"__op"', '"__OP"').replace(
+        '"__deleted"', '"__Deleted"')
     (folder / "20250101-000001000.json").write_text("\n".join([
         dbz_event("c", 1, 1000), dbz_event("c", 2, 1001), dbz_event("c", 3, 1002),
-        dbz_event("c", 5, 1003), dbz_event("d", 3, 1004), dbz_event("d", 5, 1005)]) + "\n")
+        dbz_event("c", 5, 1003), dbz_event("d", 3, 1004), "null", upper, "null"]) + "\n")
     (folder / "20250101-000002000.json").write_text("\n".join([
         ddl, "null", "null", dbz_event("u", 1, 1006, name="m"), cut, "null"]) + "\n")
     schema = "t_dbz_lone_" + os.urandom(3).hex()
